@@ -1,0 +1,18 @@
+"""Every algorithm privaudit can audit, as a runnable black box, and the registry.
+
+    >>> import algorithms
+    >>> algorithms.names()            # every registered algorithm
+    >>> learner = algorithms.get("df-cor1", epsilon=1.0)
+    >>> algorithms.info("df-cor1")    # paper, section, claim, parameters, variants
+
+Registered names are the lower-case spec IDs with their paper prefix (``df-…`` Dagan & Feldman);
+building blocks (randomized response, Laplace, Gaussian, exponential mechanism) are ``dp-…``.
+Planted bugs are chosen with ``variant="bv-…"``; ``variant="correct"`` is the default.
+"""
+
+from .registry import Spec, coerce_params, get, info, names, register, spec
+
+# Importing a module registers its algorithms.
+from . import mechanisms  # noqa: F401,E402
+
+__all__ = ["names", "get", "info", "register", "spec", "Spec", "coerce_params"]

@@ -1,0 +1,1 @@
+"""Classic DP building blocks (placeholder list; filled in below)."""

@@ -1,0 +1,156 @@
+"""The algorithm registry: name -> factory, with paper reference, claim, parameters and variants.
+
+Modules register their factories with the `register` decorator at import time;
+`algorithms/__init__.py` imports every such module.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from audit.errors import PrivauditError
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A registered algorithm.
+
+    `variants` maps each variant id (``"correct"`` first, then the spec's planted-bug ids in
+    lower case, e.g. ``"bv-em-1"``) to one line saying what it is / what bug it plants.
+    """
+
+    name: str
+    factory: Callable[..., Any]
+    kind: str                      # "learner" | "mechanism"
+    paper: str
+    section: str
+    summary: str
+    variants: dict = field(default_factory=lambda: {"correct": "the algorithm as published"})
+    tags: tuple = ()
+
+    @property
+    def params(self) -> dict:
+        sig = inspect.signature(self.factory)
+        return {p.name: (None if p.default is inspect.Parameter.empty else p.default)
+                for p in sig.parameters.values()
+                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+_REGISTRY: dict[str, Spec] = {}
+
+
+def register(name: str, *, kind: str, paper: str, section: str, summary: str,
+             variants: dict | None = None, tags: tuple = ()) -> Callable:
+    """Decorator registering `factory(**params)` under `name` (lower case, paper-prefixed)."""
+    if kind not in ("learner", "mechanism"):
+        raise ValueError(f"kind must be 'learner' or 'mechanism', got {kind!r}")
+
+    def deco(factory: Callable) -> Callable:
+        if name in _REGISTRY:
+            raise ValueError(f"algorithm {name!r} is registered twice")
+        v = {"correct": "the algorithm as published"} if variants is None else dict(variants)
+        if "correct" not in v:
+            v = {"correct": "the algorithm as published", **v}
+        spec = Spec(name, factory, kind, paper, section, summary, v, tuple(tags))
+        if v.keys() - {"correct"} and "variant" not in spec.params:
+            raise ValueError(f"{name}: a factory with variants needs a `variant` parameter")
+        _REGISTRY[name] = spec
+        return factory
+
+    return deco
+
+
+def names() -> list[str]:
+    """Every registered algorithm name, sorted."""
+    return sorted(_REGISTRY)
+
+
+def spec(name: str) -> Spec:
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise PrivauditError(f"unknown algorithm {name!r}; valid names: {', '.join(names())}")
+    return _REGISTRY[name]
+
+
+def get(name: str, **params: Any) -> Any:
+    """Build the registered algorithm `name` with `params` (``variant="bv-..."`` for a bug).
+
+    Raises `ValueError` (a `PrivauditError`) naming the valid choices for an unknown name,
+    parameter or variant.
+    """
+    s = spec(name)
+    valid = s.params
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise PrivauditError(f"{name}: unknown parameter(s) {', '.join(unknown)}; "
+                             f"valid: {', '.join(sorted(valid)) or '(none)'}")
+    variant = params.get("variant", "correct")
+    if variant not in s.variants:
+        raise PrivauditError(f"{name}: unknown variant {variant!r}; valid: {', '.join(s.variants)}")
+    try:
+        return s.factory(**params)
+    except PrivauditError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise PrivauditError(f"{name}: invalid parameters {params}: {exc}") from None
+
+
+def info(name: str) -> dict:
+    """Paper, section, claim, parameters with defaults and variants of algorithm `name`."""
+    s = spec(name)
+    obj = s.factory()
+    claim = getattr(obj, "claim", None)
+    certified = getattr(obj, "certified", None)
+    return {
+        "name": s.name,
+        "kind": s.kind,
+        "paper": s.paper,
+        "section": s.section,
+        "summary": s.summary,
+        "claim": claim.to_dict() if claim is not None else None,
+        "certified": certified.to_dict() if certified is not None else None,
+        "params": {k: _jsonable(v) for k, v in s.params.items()},
+        "variants": dict(s.variants),
+        "tags": list(s.tags),
+    }
+
+
+def _jsonable(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    return repr(v)
+
+
+def coerce_params(name: str, raw: dict[str, str]) -> dict[str, Any]:
+    """Turn ``--param k=v`` strings into values of the parameter's default type."""
+    s = spec(name)
+    valid = s.params
+    out: dict[str, Any] = {}
+    for k, text in raw.items():
+        if k not in valid:
+            raise PrivauditError(f"{name}: unknown parameter {k!r}; valid: {', '.join(sorted(valid))}")
+        default = valid[k]
+        try:
+            if isinstance(default, bool):
+                if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError("expected true or false")
+                out[k] = text.lower() in ("true", "1", "yes")
+            elif isinstance(default, int):
+                out[k] = int(text)
+            elif isinstance(default, float):
+                out[k] = float(text)
+            elif isinstance(default, str):
+                out[k] = text
+            else:
+                try:
+                    out[k] = ast.literal_eval(text)
+                except (ValueError, SyntaxError):
+                    out[k] = text
+        except ValueError as exc:
+            raise PrivauditError(f"{name}: parameter {k}={text!r} is not a valid "
+                                 f"{type(default).__name__}: {exc}") from None
+    return out

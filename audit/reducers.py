@@ -1,0 +1,266 @@
+"""Reductions of black-box outputs: what runners return instead of samples.
+
+A `Reducer` turns one chunk of outputs (an array with one row per run) into a small `Reduction`
+(counts). Reductions add up across chunks, serialise to JSON (for the resume journal and for
+results), and are all a cluster ever moves: memory stays flat however many runs are made.
+
+Events are values too (`CodeSet`, `Threshold`), so the confirmation phase can ship them to workers
+and count membership there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import PrivauditError
+
+# Outputs whose codes are small non-negative integers are counted with bincount (fast path).
+_BINCOUNT_LIMIT = 1 << 16
+
+
+# ---------------------------------------------------------------------------------------------
+# encoding outputs as discrete codes
+# ---------------------------------------------------------------------------------------------
+def encode(outputs: np.ndarray, columns: tuple[int, ...] | None, encoding: str) -> np.ndarray:
+    """Map each run's (discrete) output to one code.
+
+    encoding "value": a scalar integer output (or one selected column) is its own code;
+    "bits": a 0/1 vector of width <= 62 is packed into an int64;
+    "rows": any integer vector; codes are the rows themselves (a 2-D array is returned).
+    """
+    out = outputs if columns is None else outputs[:, list(columns)]
+    if encoding == "value":
+        return out.reshape(out.shape[0], -1)[:, 0].astype(np.int64, copy=False)
+    if encoding == "bits":
+        out = out.reshape(out.shape[0], -1)
+        weights = np.left_shift(np.int64(1), np.arange(out.shape[1], dtype=np.int64))
+        return out.astype(np.int64, copy=False) @ weights
+    if encoding == "rows":
+        return out.reshape(out.shape[0], -1).astype(np.int64, copy=False)
+    raise PrivauditError(f"unknown output encoding {encoding!r}")
+
+
+def _count_codes(codes: np.ndarray) -> dict:
+    if codes.ndim == 2:
+        rows, counts = np.unique(codes, axis=0, return_counts=True)
+        return {tuple(int(v) for v in r): int(c) for r, c in zip(rows, counts)}
+    if codes.size and codes.min() >= 0 and codes.max() < _BINCOUNT_LIMIT:
+        bc = np.bincount(codes)
+        nz = np.flatnonzero(bc)
+        return {int(v): int(bc[v]) for v in nz}
+    vals, counts = np.unique(codes, return_counts=True)
+    return {int(v): int(c) for v, c in zip(vals, counts)}
+
+
+# ---------------------------------------------------------------------------------------------
+# events
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CodeSet:
+    """The event "the output's code (over `columns`) is one of `codes`"."""
+
+    codes: tuple
+    columns: tuple[int, ...] | None = None
+    encoding: str = "value"
+
+    def contains(self, outputs: np.ndarray) -> np.ndarray:
+        codes = encode(outputs, self.columns, self.encoding)
+        if self.encoding == "rows":
+            if not self.codes:
+                return np.zeros(codes.shape[0], dtype=bool)
+            target = np.asarray(self.codes, dtype=np.int64)
+            if target.ndim == 1:
+                target = target.reshape(1, -1)
+            hit = np.zeros(codes.shape[0], dtype=bool)
+            for row in target:  # few rows per event; runs stay vectorised
+                hit |= np.all(codes == row, axis=1)
+            return hit
+        return np.isin(codes, np.asarray(self.codes, dtype=np.int64))
+
+    def to_dict(self) -> dict:
+        return {"type": "codes", "codes": [list(c) if isinstance(c, tuple) else c for c in self.codes],
+                "columns": None if self.columns is None else list(self.columns),
+                "encoding": self.encoding}
+
+    def describe(self) -> str:
+        where = "output" if self.columns is None else (
+            f"prediction at query {self.columns[0]}" if len(self.columns) == 1
+            else f"predictions at queries {list(self.columns)}")
+        shown = list(self.codes[:8])
+        more = f" (+{len(self.codes) - 8} more)" if len(self.codes) > 8 else ""
+        return f"{where} in {shown}{more}"
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """The event ``weights . output >= threshold`` (side "ge") or ``< threshold`` (side "lt")."""
+
+    weights: tuple[float, ...]
+    threshold: float
+    side: str = "ge"
+    label: str = ""
+
+    def statistic(self, outputs: np.ndarray) -> np.ndarray:
+        out = outputs.reshape(outputs.shape[0], -1).astype(np.float64, copy=False)
+        return out @ np.asarray(self.weights, dtype=np.float64)
+
+    def contains(self, outputs: np.ndarray) -> np.ndarray:
+        s = self.statistic(outputs)
+        return s >= self.threshold if self.side == "ge" else s < self.threshold
+
+    def to_dict(self) -> dict:
+        return {"type": "threshold", "weights": list(self.weights), "threshold": self.threshold,
+                "side": self.side, "label": self.label}
+
+    def describe(self) -> str:
+        op = ">=" if self.side == "ge" else "<"
+        stat = self.label or f"{list(self.weights)} . output"
+        return f"{stat} {op} {self.threshold:.6g}"
+
+
+def event_from_dict(d: dict) -> CodeSet | Threshold:
+    if d.get("type") == "codes":
+        codes = tuple(tuple(c) if isinstance(c, list) else c for c in d["codes"])
+        cols = d.get("columns")
+        return CodeSet(codes, None if cols is None else tuple(cols), d.get("encoding", "value"))
+    if d.get("type") == "threshold":
+        return Threshold(tuple(d["weights"]), float(d["threshold"]), d.get("side", "ge"),
+                         d.get("label", ""))
+    raise PrivauditError(f"unknown event type in {d!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class CodeCounts:
+    """How often each output code occurred in `runs` runs."""
+
+    runs: int = 0
+    table: dict = field(default_factory=dict)
+
+    def __add__(self, other: "CodeCounts") -> "CodeCounts":
+        t = dict(self.table)
+        for k, v in other.table.items():
+            t[k] = t.get(k, 0) + v
+        return CodeCounts(self.runs + other.runs, t)
+
+    def to_dict(self) -> dict:
+        codes = list(self.table)
+        return {"type": "codes", "runs": self.runs,
+                "codes": [list(c) if isinstance(c, tuple) else c for c in codes],
+                "counts": [self.table[c] for c in codes]}
+
+
+@dataclass
+class EventCounts:
+    """How many of `runs` runs fell in each of several events."""
+
+    runs: int
+    counts: np.ndarray
+
+    def __add__(self, other: "EventCounts") -> "EventCounts":
+        return EventCounts(self.runs + other.runs, self.counts + other.counts)
+
+    def to_dict(self) -> dict:
+        return {"type": "events", "runs": self.runs, "counts": self.counts.tolist()}
+
+
+@dataclass
+class HistogramCounts:
+    """Counts on fixed grids: ``counts[j, b]`` runs had statistic j in bin b."""
+
+    runs: int
+    counts: np.ndarray
+
+    def __add__(self, other: "HistogramCounts") -> "HistogramCounts":
+        return HistogramCounts(self.runs + other.runs, self.counts + other.counts)
+
+    def to_dict(self) -> dict:
+        return {"type": "hist", "runs": self.runs, "counts": self.counts.tolist()}
+
+
+Reduction = CodeCounts | EventCounts | HistogramCounts
+
+
+def reduction_from_dict(d: dict) -> Reduction:
+    kind = d.get("type")
+    if kind == "codes":
+        codes = [tuple(c) if isinstance(c, list) else c for c in d["codes"]]
+        return CodeCounts(int(d["runs"]), dict(zip(codes, (int(c) for c in d["counts"]))))
+    if kind == "events":
+        return EventCounts(int(d["runs"]), np.asarray(d["counts"], dtype=np.int64))
+    if kind == "hist":
+        return HistogramCounts(int(d["runs"]), np.asarray(d["counts"], dtype=np.int64))
+    raise PrivauditError(f"unknown reduction type {kind!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# reducers
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CodeCounter:
+    """Histogram of discrete output codes (exploration of discrete outputs)."""
+
+    columns: tuple[int, ...] | None = None
+    encoding: str = "value"
+
+    def __call__(self, outputs: np.ndarray) -> CodeCounts:
+        return CodeCounts(int(outputs.shape[0]), _count_codes(encode(outputs, self.columns, self.encoding)))
+
+    def empty(self) -> CodeCounts:
+        return CodeCounts()
+
+
+@dataclass(frozen=True)
+class EventCounter:
+    """Membership counts for a fixed list of events (confirmation)."""
+
+    events: tuple
+
+    def __call__(self, outputs: np.ndarray) -> EventCounts:
+        counts = np.array([int(np.count_nonzero(e.contains(outputs))) for e in self.events],
+                          dtype=np.int64)
+        return EventCounts(int(outputs.shape[0]), counts)
+
+    def empty(self) -> EventCounts:
+        return EventCounts(0, np.zeros(len(self.events), dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class HistogramCounter:
+    """Fixed-grid histograms of linear statistics ``projections @ output`` (continuous outputs).
+
+    Bin b of statistic j holds values v with ``#{edges[j] <= v} == b`` (searchsorted, side
+    "right"), so ``{v >= edges[j][i]}`` is exactly bins ``i+1 ..``.
+    """
+
+    projections: tuple[tuple[float, ...], ...]
+    edges: tuple[tuple[float, ...], ...]
+
+    def __call__(self, outputs: np.ndarray) -> HistogramCounts:
+        out = outputs.reshape(outputs.shape[0], -1).astype(np.float64, copy=False)
+        stats = out @ np.asarray(self.projections, dtype=np.float64).T
+        width = max(len(e) for e in self.edges) + 1
+        counts = np.zeros((len(self.edges), width), dtype=np.int64)
+        for j, e in enumerate(self.edges):
+            b = np.searchsorted(np.asarray(e), stats[:, j], side="right")
+            counts[j, : len(e) + 1] = np.bincount(b, minlength=len(e) + 1)
+        return HistogramCounts(int(outputs.shape[0]), counts)
+
+    def empty(self) -> HistogramCounts:
+        width = max(len(e) for e in self.edges) + 1
+        return HistogramCounts(0, np.zeros((len(self.edges), width), dtype=np.int64))
+
+
+Reducer = CodeCounter | EventCounter | HistogramCounter
+
+
+def merge(reductions: Sequence[Reduction], empty: Reduction | None = None) -> Any:
+    total = empty
+    for r in reductions:
+        total = r if total is None else total + r
+    return total
