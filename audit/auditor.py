@@ -1,0 +1,444 @@
+"""The auditor: explore, select, confirm (DESIGN.md sections 3–4).
+
+1. *Pilot* (a few thousand runs per input): what kind of output the black box gives, and for
+   continuous outputs the grids and statistics to histogram.
+2. *Explore* (`explore_runs` per input): counts per output code / histogram bin, from which the
+   candidate events of every pair, query and direction are scored by the bound a confirmation is
+   expected to certify.
+3. *Confirm* (`confirm_runs` per input, fresh seeds): only the selected candidates are counted
+   again; the error budget ``1 - confidence`` is split (Bonferroni) over both one-sided bounds of
+   every confirmed test. Selection is never paid for with confirmation samples.
+
+Seeds: phase ``k`` (0 explore, 1 confirm, 2 pilot, 3 search) of pair ``p``, input side ``s``
+draws from ``SeedSequence(seed, spawn_key=(k, p, s, chunk))``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import stats
+from .errors import PrivauditError
+from .events import (Candidate, discrete_candidates, label_candidates, objective, select,
+                     threshold_candidates)
+from .neighbours import check_neighbours
+from .reducers import CodeCounter, EventCounter, HistogramCounter
+from .result import AuditResult, BoundTest, Witness
+from .runners.base import Job, Runner, call_blackbox, chunk_rng
+from .runners.local import LocalRunner
+from .types import Claim, Dataset, as_dataset, as_queries, is_learner
+
+DEFAULT_EXPLORE_RUNS = 100_000
+DEFAULT_CONFIRM_RUNS = 1_000_000
+PILOT_RUNS = 2_000
+MAX_JOINT_QUERIES = 62
+EXPLORE, CONFIRM, PILOT, SEARCH = 0, 1, 2, 3
+
+
+@dataclass(frozen=True, eq=False)
+class Pair:
+    """Two neighbouring inputs (datasets for a learner) and, for a learner, the query points."""
+
+    a: Any
+    b: Any
+    queries: np.ndarray | None = None
+    label: str = ""
+    found_by: str = "given pairs"
+
+
+@dataclass
+class OutputModel:
+    """How one pair's outputs are reduced: decided on pilot samples."""
+
+    kind: str                       # "labels" | "discrete" | "continuous"
+    encoding: str = "value"
+    width: int = 1
+    projections: tuple = ()
+    edges: tuple = ()
+    labels: tuple = ()
+
+    def explore_reducer(self):
+        if self.kind == "labels":
+            return CodeCounter(None, "bits")
+        if self.kind == "discrete":
+            return CodeCounter(None, self.encoding)
+        return HistogramCounter(self.projections, self.edges)
+
+
+# ---------------------------------------------------------------------------------------------
+# argument checking
+# ---------------------------------------------------------------------------------------------
+def _check_budget(name: str, v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+        raise PrivauditError(f"{name} must be a positive integer, got {v!r}")
+    return int(v)
+
+
+def _check_common(confidence: float, explore_runs: Any, confirm_runs: Any, seed: Any,
+                  tests: Any) -> tuple[int, int, int, int]:
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or \
+            not 0.0 < float(confidence) < 1.0:
+        raise PrivauditError(f"confidence must be in (0, 1), got {confidence!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise PrivauditError(f"seed must be a non-negative integer, got {seed!r}")
+    return (_check_budget("explore_runs", explore_runs), _check_budget("confirm_runs", confirm_runs),
+            int(seed), _check_budget("tests", tests))
+
+
+def _resolve_claim(obj: Any, claim: Any) -> Claim:
+    if claim is None:
+        claim = getattr(obj, "claim", None)
+        if claim is None:
+            raise PrivauditError(f"{_name(obj)} has no `claim`; pass claim=Claim(epsilon, delta, ...)")
+    if isinstance(claim, dict):
+        claim = Claim.from_dict(claim)
+    if not isinstance(claim, Claim):
+        raise PrivauditError(f"claim must be an audit.Claim, got {type(claim).__name__}")
+    return claim
+
+
+def _name(obj: Any) -> str:
+    return str(getattr(obj, "name", type(obj).__name__))
+
+
+def _jsonable_input(x: Any) -> Any:
+    if isinstance(x, Dataset):
+        return x.to_dict()
+    arr = np.asarray(x)
+    return arr.tolist() if arr.dtype.kind in "biuf" else repr(x)
+
+
+# ---------------------------------------------------------------------------------------------
+# pilot
+# ---------------------------------------------------------------------------------------------
+def _edges(values: np.ndarray) -> tuple[float, ...]:
+    """A grid fine in the bulk and reaching far into both tails (thresholds in the tails are
+    where pure-DP losses show)."""
+    lo, hi = float(values.min()), float(values.max())
+    probs = np.concatenate([np.linspace(0.0, 1.0, 201)])
+    inner = np.quantile(values, probs)
+    span = float(np.quantile(values, 0.99) - np.quantile(values, 0.01)) or (abs(hi) + 1.0) * 1e-3
+    step = span / 50.0
+    tails = step * (2.0 ** np.arange(0, 14))
+    e = np.unique(np.concatenate([lo - tails, inner, hi + tails]))
+    return tuple(float(v) for v in e)
+
+
+def pilot(blackbox: Any, pair: Pair, index: int, seed: int, runs: int) -> OutputModel:
+    """Run both inputs of `pair` a few thousand times to learn the output type and its range."""
+    outs = [call_blackbox(blackbox, inp, pair.queries, runs, chunk_rng(seed, (PILOT, index, s), 0))
+            for s, inp in enumerate((pair.a, pair.b))]
+    if is_learner(blackbox):
+        width = outs[0].shape[1]
+        if width > MAX_JOINT_QUERIES:
+            raise PrivauditError(f"at most {MAX_JOINT_QUERIES} query points per pair, got {width}")
+        return OutputModel("labels", "bits", width)
+    shapes = {o.shape[1:] for o in outs}
+    if len(shapes) != 1:
+        raise PrivauditError(f"{_name(blackbox)} returns outputs of different shapes on the two "
+                             f"inputs of pair {index}: {sorted(shapes)}")
+    width = int(np.prod(outs[0].shape[1:])) if outs[0].ndim == 2 else 1
+    if all(o.dtype.kind in "biu" for o in outs):
+        return OutputModel("discrete", "value" if outs[0].ndim == 1 else "rows", width)
+    flat = [o.reshape(o.shape[0], -1).astype(np.float64) for o in outs]
+    projections = [tuple(float(v) for v in row) for row in np.eye(width)]
+    labels = [("output" if width == 1 else f"output[{j}]") for j in range(width)]
+    if width > 1:
+        projections.append(tuple([1.0] * width))
+        labels.append("sum of outputs")
+        # Fisher's linear discriminant, learned on pilot samples only
+        ma, mb = flat[0].mean(0), flat[1].mean(0)
+        cov = 0.5 * (np.cov(flat[0].T) + np.cov(flat[1].T)) + 1e-9 * np.eye(width)
+        w = np.linalg.solve(cov, ma - mb)
+        if np.all(np.isfinite(w)) and np.linalg.norm(w) > 0:
+            projections.append(tuple(float(v) for v in w / np.linalg.norm(w)))
+            labels.append("discriminant statistic")
+    pooled = np.vstack(flat)
+    edges = tuple(_edges(pooled @ np.asarray(p)) for p in projections)
+    return OutputModel("continuous", "value", width, tuple(projections), edges, tuple(labels))
+
+
+# ---------------------------------------------------------------------------------------------
+# explore and confirm
+# ---------------------------------------------------------------------------------------------
+def explore(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, explore_runs: int,
+            confirm_runs: int, confidence: float, tests: int, seed: int, runner: Runner,
+            journal: Any = None, progress: Any = None, phase: int = EXPLORE,
+            models: list[OutputModel] | None = None) -> list[Candidate]:
+    """Score every candidate event of every pair on fresh exploration samples.
+
+    Returns all candidates (each pair, query, event and direction), unsorted.
+    """
+    if models is None:
+        models = [pilot(blackbox, p, i, seed, min(PILOT_RUNS, explore_runs)) for i, p in enumerate(pairs)]
+    jobs = [Job(blackbox, inp, explore_runs, m.explore_reducer(), (phase, i, s), p.queries)
+            for i, (p, m) in enumerate(zip(pairs, models)) for s, inp in enumerate((p.a, p.b))]
+    reds = runner.run(jobs, seed, journal=journal, progress=progress)
+    alpha = stats.per_bound_alpha(confidence, tests)
+    cands: list[Candidate] = []
+    for i, m in enumerate(models):
+        ra, rb = reds[2 * i], reds[2 * i + 1]
+        kw = dict(pair_index=i, n_confirm=confirm_runs, alpha=alpha, claim=claim)
+        if m.kind == "labels":
+            cands += label_candidates(ra, rb, m.width, **kw)
+        elif m.kind == "discrete":
+            cands += discrete_candidates(ra, rb, encoding=m.encoding, **kw)
+        else:
+            cands += threshold_candidates(ra, rb, m.projections, m.edges, m.labels, **kw)
+    return cands
+
+
+def confirm(blackbox: Any, pairs: Sequence[Pair], chosen: Sequence[Candidate], *, claim: Claim,
+            confirm_runs: int, confidence: float, seed: int, runner: Runner, journal: Any = None,
+            progress: Any = None) -> list[BoundTest]:
+    """Count the chosen events on fresh samples and bound each with Bonferroni over all."""
+    by_pair: dict[int, list[int]] = {}
+    for k, c in enumerate(chosen):
+        by_pair.setdefault(c.pair_index, []).append(k)
+    order = sorted(by_pair)
+    jobs = []
+    for i in order:
+        events = tuple(chosen[k].event for k in by_pair[i])
+        p = pairs[i]
+        jobs += [Job(blackbox, inp, confirm_runs, EventCounter(events), (CONFIRM, i, s), p.queries)
+                 for s, inp in enumerate((p.a, p.b))]
+    reds = runner.run(jobs, seed, journal=journal, progress=progress)
+    alpha = stats.per_bound_alpha(confidence, len(chosen))
+    tests: list[BoundTest] = [None] * len(chosen)  # type: ignore[list-item]
+    for j, i in enumerate(order):
+        ra, rb = reds[2 * j], reds[2 * j + 1]
+        for e, k in enumerate(by_pair[i]):
+            c = chosen[k]
+            ka, kb = int(ra.counts[e]), int(rb.counts[e])
+            (kp, np_), (kq, nq) = ((ka, ra.runs), (kb, rb.runs)) if c.direction == "a>b" else \
+                ((kb, rb.runs), (ka, ra.runs))
+            p_lo = float(stats.cp_lower(kp, np_, alpha))
+            q_hi = float(stats.cp_upper(kq, nq, alpha))
+            tests[k] = BoundTest(
+                pair_index=i, direction=c.direction, event=c.event.to_dict(),
+                event_text=c.event.describe(), k_p=kp, n_p=np_, k_q=kq, n_q=nq, p_lo=p_lo,
+                q_hi=q_hi, epsilon_lower=float(stats.epsilon_lower(p_lo, q_hi, claim.delta)),
+                delta_lower=float(stats.delta_lower(p_lo, q_hi, claim.epsilon)),
+                expected_epsilon=c.expected_epsilon,
+                query_indices=None if c.query_indices is None else list(c.query_indices))
+    return tests
+
+
+def _versions() -> dict:
+    try:
+        from reports.provenance import versions
+        return versions()
+    except ImportError:  # reports not installed alongside: record the essentials
+        import platform
+
+        import scipy
+
+        from . import __version__
+        return {"privaudit": __version__, "python": platform.python_version(),
+                "numpy": np.__version__, "scipy": scipy.__version__}
+
+
+def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence: float,
+              explore_runs: int, confirm_runs: int, seed: int, runner: Runner | None,
+              tests: int = 1, journal: Any = None, progress: Any = None,
+              search: dict | None = None, certified: Claim | None = None,
+              against: str = "claim", params: dict | None = None,
+              differing: list | None = None) -> AuditResult:
+    """Explore, select and confirm on given pairs; the engine behind `audit`/`audit_learner`."""
+    if not pairs:
+        raise PrivauditError("nothing to audit: no pairs of inputs")
+    runner = runner if runner is not None else LocalRunner()
+    t0 = time.perf_counter()
+    cands = explore(blackbox, pairs, claim=claim, explore_runs=explore_runs, confirm_runs=confirm_runs,
+                    confidence=confidence, tests=tests, seed=seed, runner=runner, journal=journal,
+                    progress=progress)
+    t1 = time.perf_counter()
+    chosen = select(cands, tests)
+    confirmed = confirm(blackbox, pairs, chosen, claim=claim, confirm_runs=confirm_runs,
+                        confidence=confidence, seed=seed, runner=runner, journal=journal,
+                        progress=progress)
+    t2 = time.perf_counter()
+    m = len(confirmed)
+    key = (lambda t: (t.delta_lower, t.epsilon_lower)) if objective(claim) == "delta" else \
+        (lambda t: (t.epsilon_lower, t.delta_lower))
+    best = max(confirmed, key=key)
+    eps_lo = max(t.epsilon_lower for t in confirmed)
+    delta_lo = max(t.delta_lower for t in confirmed)
+    violation = any(t.p_lo > math.exp(claim.epsilon) * t.q_hi + claim.delta for t in confirmed)
+    p = pairs[best.pair_index]
+    qidx = best.query_indices
+    witness = Witness(
+        pair_index=best.pair_index,
+        a=_jsonable_input(p.a), b=_jsonable_input(p.b), direction=best.direction,
+        event=best.event, event_text=best.event_text,
+        queries=None if p.queries is None or qidx is None else np.asarray(p.queries)[qidx].tolist(),
+        differing=(differing or {}).get(best.pair_index) if isinstance(differing, dict) else None,
+        p_hat=best.k_p / best.n_p, q_hat=best.k_q / best.n_q, found_by=p.found_by)
+    ranked = sorted(cands, key=lambda c: c.score, reverse=True)
+    search = dict(search or {})
+    search.setdefault("history", [])
+    search["candidates_scored"] = len(cands)
+    search["pairs"] = len(pairs)
+    search["top_explored"] = [c.to_history() for c in ranked[:10]]
+    notes = []
+    if best.k_q == 0 and best.k_p > 0:
+        notes.append("support mismatch: the event never happened on the q side in "
+                     f"{best.n_q} runs; epsilon_lower is capped only by the budget")
+    return AuditResult(
+        algorithm=_name(blackbox), kind="learner" if is_learner(blackbox) else "mechanism",
+        claim=claim, epsilon_lower=eps_lo, delta_lower=delta_lo, violation=bool(violation),
+        confidence=float(confidence), correction="bonferroni", tests=m,
+        alpha_per_bound=stats.per_bound_alpha(confidence, m),
+        max_certifiable_epsilon=stats.max_certifiable_epsilon(confirm_runs, confidence, m, claim.delta),
+        witness=witness, confirmed=confirmed, explore_runs=explore_runs, confirm_runs=confirm_runs,
+        seed=seed, params=dict(params or getattr(blackbox, "params", {}) or {}),
+        certified=certified if certified is not None else getattr(blackbox, "certified", None),
+        against=against, search=search, runner=runner.describe(),
+        timings={"explore_s": round(t1 - t0, 4), "confirm_s": round(t2 - t1, 4),
+                 "total_s": round(t2 - t0, 4)},
+        versions=_versions(), notes=notes)
+
+
+# ---------------------------------------------------------------------------------------------
+# public entry points (Fixed signatures, DESIGN.md section 3)
+# ---------------------------------------------------------------------------------------------
+def audit(mechanism: Any, pairs: Any = None, *, claim: Any = None, confidence: float = 0.95,
+          explore_runs: int = DEFAULT_EXPLORE_RUNS, confirm_runs: int = DEFAULT_CONFIRM_RUNS,
+          seed: int = 0, runner: Runner | None = None, tests: int = 1, journal: Any = None,
+          progress: Any = None) -> AuditResult:
+    """Audit a mechanism (or a learner: dispatched to `audit_learner`) on pairs of inputs.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Any object with ``name``, ``claim`` and ``sample(inp, runs, rng)``.
+    pairs : list of (a, b)
+        Neighbouring inputs; default: the mechanism's own ``pairs`` attribute.
+    claim : Claim, optional
+        The promise to test; default ``mechanism.claim``.
+    confidence : float
+        Every reported bound holds simultaneously with at least this probability.
+    explore_runs, confirm_runs : int
+        Runs per input in the exploration and confirmation phases.
+    seed : int
+        Same seed, same result — on one machine or fifty.
+    runner : Runner, optional
+        `LocalRunner()` (default) or `RayRunner(...)`.
+    tests : int
+        How many selected (pair, event, direction) candidates to confirm (Bonferroni over them).
+
+    Returns
+    -------
+    AuditResult
+    """
+    if is_learner(mechanism):
+        return audit_learner(mechanism, pairs=pairs, claim=claim, confidence=confidence,
+                             explore_runs=explore_runs, confirm_runs=confirm_runs, seed=seed,
+                             runner=runner, tests=tests, journal=journal, progress=progress)
+    if not callable(getattr(mechanism, "sample", None)):
+        raise PrivauditError(f"{_name(mechanism)!r} is neither a Mechanism (no sample method) nor a "
+                             f"Learner (no predict method)")
+    claim = _resolve_claim(mechanism, claim)
+    explore_runs, confirm_runs, seed, tests = _check_common(confidence, explore_runs, confirm_runs,
+                                                            seed, tests)
+    if pairs is None:
+        pairs = getattr(mechanism, "pairs", None)
+        if not pairs:
+            raise PrivauditError(f"no pairs given and {_name(mechanism)} has no `pairs` attribute")
+    try:
+        plist = [Pair(np.asarray(a), np.asarray(b)) for a, b in pairs]
+    except (TypeError, ValueError):
+        raise PrivauditError("pairs must be a list of (a, b) input pairs") from None
+    if not plist:
+        raise PrivauditError("pairs is empty")
+    return run_audit(mechanism, plist, claim=claim, confidence=confidence, explore_runs=explore_runs,
+                     confirm_runs=confirm_runs, seed=seed, runner=runner, tests=tests,
+                     journal=journal, progress=progress)
+
+
+def _learner_pairs(learner: Any, pairs: Any, queries: Any, claim: Claim) -> tuple[list[Pair], dict]:
+    out, diffs = [], {}
+    for i, item in enumerate(pairs):
+        if isinstance(item, Pair):
+            a, b, q, label, found = item.a, item.b, item.queries, item.label, item.found_by
+        else:
+            try:
+                a, b = item
+            except (TypeError, ValueError):
+                raise PrivauditError(f"pair {i} must be (S, S'), got {type(item).__name__}") from None
+            q, label, found = None, "", "given pairs"
+        a, b = as_dataset(a, f"pair {i} first dataset"), as_dataset(b, f"pair {i} second dataset")
+        diffs[i] = check_neighbours(a, b, claim.neighbours, f"pair {i}")
+        q = q if q is not None else queries
+        if q is None:
+            q = getattr(learner, "queries", None)
+        if q is None:
+            raise PrivauditError(f"pair {i}: no query points; pass queries= (points where the "
+                                 f"learned predictor is evaluated)")
+        out.append(Pair(a, b, as_queries(q, a.d), label, found))
+    return out, diffs
+
+
+def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries: Any = None,
+                  claim: Any = None, confidence: float = 0.95,
+                  explore_runs: int = DEFAULT_EXPLORE_RUNS, confirm_runs: int = DEFAULT_CONFIRM_RUNS,
+                  seed: int = 0, runner: Runner | None = None, tests: int = 1,
+                  journal: Any = None, progress: Any = None, against: str = "claim",
+                  search_options: dict | None = None) -> AuditResult:
+    """Audit a learner: given pairs, a search around the user's `data`, or its own families.
+
+    Parameters
+    ----------
+    learner : Learner
+        Any object with ``name``, ``claim`` and ``predict(data, queries, runs, rng)``.
+    data : Dataset, optional
+        The user's dataset: neighbours of it (and query points) are searched by `attacks`.
+    pairs : list of (S, S'), optional
+        Neighbouring datasets (checked against ``claim.neighbours``).
+    queries : array (q, d), optional
+        Query points; default the learner's ``queries`` attribute (or the search's choice).
+    claim : Claim, optional
+        Default ``learner.claim``; ``against="certified"`` uses ``learner.certified``.
+    Other parameters as for `audit`.
+
+    Returns
+    -------
+    AuditResult
+    """
+    if not callable(getattr(learner, "predict", None)):
+        raise PrivauditError(f"{_name(learner)!r} is not a Learner (no predict method)")
+    if against not in ("claim", "certified"):
+        raise PrivauditError(f"against must be 'claim' or 'certified', got {against!r}")
+    if against == "certified" and claim is None:
+        claim = getattr(learner, "certified", None) or getattr(learner, "claim", None)
+    claim = _resolve_claim(learner, claim)
+    explore_runs, confirm_runs, seed, tests = _check_common(confidence, explore_runs, confirm_runs,
+                                                            seed, tests)
+    runner = runner if runner is not None else LocalRunner()
+    search_info: dict = {}
+    if pairs is None and data is None:
+        pairs = getattr(learner, "pairs", None)
+        if pairs:
+            search_info = {"strategy": "learner's own adversarial pairs"}
+    if pairs is None:
+        from attacks import search as attack_search  # the search lives in attacks/
+        if data is not None:
+            data = as_dataset(data, "data")
+        outcome = attack_search(learner, data=data, queries=queries, claim=claim, runner=runner,
+                                seed=seed, confidence=confidence, explore_runs=explore_runs,
+                                confirm_runs=confirm_runs, tests=tests, journal=journal,
+                                progress=progress, **(search_options or {}))
+        pairs, search_info = outcome.pairs, outcome.info
+        queries = None
+    if not pairs:
+        raise PrivauditError("pairs is empty")
+    plist, diffs = _learner_pairs(learner, pairs, queries, claim)
+    return run_audit(learner, plist, claim=claim, confidence=confidence, explore_runs=explore_runs,
+                     confirm_runs=confirm_runs, seed=seed, runner=runner, tests=tests,
+                     journal=journal, progress=progress, search=search_info, against=against,
+                     differing=diffs)
