@@ -129,9 +129,12 @@ def _edges(values: np.ndarray) -> tuple[float, ...]:
     return tuple(float(v) for v in e)
 
 
-def pilot(blackbox: Any, pair: Pair, index: int, seed: int, runs: int) -> OutputModel:
-    """Run both inputs of `pair` a few thousand times to learn the output type and its range."""
-    outs = [call_blackbox(blackbox, inp, pair.queries, runs, chunk_rng(seed, (PILOT, index, s), 0))
+def pilot(blackbox: Any, pair: Pair, key: tuple[int, ...], seed: int, runs: int) -> OutputModel:
+    """Run both inputs of `pair` a few thousand times to learn the output type and its range.
+
+    `key` identifies the pair (its pilot draws from spawn keys ``(PILOT,) + key + (side,)``)."""
+    index = key[-1]
+    outs = [call_blackbox(blackbox, inp, pair.queries, runs, chunk_rng(seed, (PILOT,) + tuple(key) + (s,), 0))
             for s, inp in enumerate((pair.a, pair.b))]
     if is_learner(blackbox):
         width = outs[0].shape[1]
@@ -168,15 +171,19 @@ def pilot(blackbox: Any, pair: Pair, index: int, seed: int, runs: int) -> Output
 # ---------------------------------------------------------------------------------------------
 def explore(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, explore_runs: int,
             confirm_runs: int, confidence: float, tests: int, seed: int, runner: Runner,
-            journal: Any = None, progress: Any = None, phase: int = EXPLORE,
+            journal: Any = None, progress: Any = None, key_prefix: tuple[int, ...] = (EXPLORE,),
             models: list[OutputModel] | None = None) -> list[Candidate]:
     """Score every candidate event of every pair on fresh exploration samples.
+
+    Job keys are ``key_prefix + (pair index, side)``: a search that explores in rounds passes a
+    distinct prefix per round (e.g. ``(SEARCH, round)``) so that no two rounds share samples.
 
     Returns all candidates (each pair, query, event and direction), unsorted.
     """
     if models is None:
-        models = [pilot(blackbox, p, i, seed, min(PILOT_RUNS, explore_runs)) for i, p in enumerate(pairs)]
-    jobs = [Job(blackbox, inp, explore_runs, m.explore_reducer(), (phase, i, s), p.queries)
+        models = [pilot(blackbox, p, tuple(key_prefix) + (i,), seed, min(PILOT_RUNS, explore_runs))
+                  for i, p in enumerate(pairs)]
+    jobs = [Job(blackbox, inp, explore_runs, m.explore_reducer(), tuple(key_prefix) + (i, s), p.queries)
             for i, (p, m) in enumerate(zip(pairs, models)) for s, inp in enumerate((p.a, p.b))]
     reds = runner.run(jobs, seed, journal=journal, progress=progress)
     alpha = stats.per_bound_alpha(confidence, tests)
