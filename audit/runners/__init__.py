@@ -1,6 +1,7 @@
 """Runners execute sampling jobs and return counts: `LocalRunner` (in-process) and `RayRunner`."""
 
 from .base import Job, Runner, call_blackbox, chunk_rng, run_chunk
+from .factory import make_runner
 from .local import LocalRunner
 
 
@@ -12,4 +13,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["Job", "Runner", "LocalRunner", "RayRunner", "call_blackbox", "chunk_rng", "run_chunk"]
+__all__ = ["Job", "Runner", "LocalRunner", "RayRunner", "make_runner", "call_blackbox", "chunk_rng", "run_chunk"]

@@ -26,11 +26,11 @@ class LocalRunner(Runner):
         totals: list[Reduction | None] = [None] * len(jobs)
         for j, i, size in plan(jobs, self.chunk_runs):
             job = jobs[j]
-            red = journal.get(job, i, size) if journal is not None else None
+            red = journal.get(job, i, size, seed=seed) if journal is not None else None
             if red is None:
                 red = run_chunk(job, seed, i, size)
                 if journal is not None:
-                    journal.put(job, i, size, red)
+                    journal.put(job, i, size, red, seed=seed)
             totals[j] = red if totals[j] is None else totals[j] + red
             if progress is not None:
                 progress(size)
