@@ -1,0 +1,119 @@
+"""Provenance of an audit: which software ran it and which commit of the audited code it saw.
+
+The auditor fills ``AuditResult.versions`` with ``versions()`` and, when the audited code lives in
+a git checkout, ``versions["git_commit"] = git_commit(path)``. Neither function ever raises: a
+missing package or a missing git is recorded as absent, never as a failed audit.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+# Distribution names whose versions are recorded (ray only when installed).
+_PACKAGES = ("numpy", "scipy", "statsmodels", "ray")
+
+
+def _dist_version(name: str) -> str | None:
+    # importlib.metadata reads the installed metadata without importing the package, so this
+    # stays cheap even for ray (whose import takes seconds).
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+    except Exception:  # pragma: no cover - broken metadata must not fail an audit
+        return None
+
+
+def versions() -> dict:
+    """Versions of Python, the numeric stack, ray (if installed), privaudit and the platform.
+
+    Returns
+    -------
+    dict
+        ``{"python": "3.11.2", "numpy": ..., "scipy": ..., "statsmodels": ..., "ray": ...,
+        "privaudit": ..., "platform": "Linux-...-x86_64"}``; packages that are not installed are
+        left out (``ray``) or recorded as ``None``.
+    """
+    out: dict[str, Any] = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        v = _dist_version(name)
+        if v is not None or name != "ray":
+            out[name] = v
+    v = _dist_version("privaudit")
+    if v is None:
+        try:
+            from . import __version__ as v  # running from a source tree that is not installed
+        except Exception:  # pragma: no cover
+            v = None
+    out["privaudit"] = v
+    try:
+        out["platform"] = platform.platform()
+    except Exception:  # pragma: no cover
+        out["platform"] = sys.platform
+    return out
+
+
+def _directory_of(path: Any) -> Path | None:
+    """A directory to ask git about: a path (file or directory), a module, or any object."""
+    if path is None:
+        return Path.cwd()
+    if isinstance(path, (str, os.PathLike)):
+        p = Path(path)
+    else:
+        try:
+            src = inspect.getsourcefile(path if inspect.ismodule(path) or inspect.isclass(path)
+                                        or inspect.isfunction(path) else type(path))
+        except (TypeError, OSError):
+            src = None
+        if src is None:
+            return None
+        p = Path(src)
+    p = p.expanduser()
+    if p.is_file() or not p.exists():
+        p = p.parent
+    return p if p.is_dir() else None
+
+
+def git_commit(path: Any = None) -> str | None:
+    """The commit (40 hex digits) of the git checkout holding `path`, or None.
+
+    Parameters
+    ----------
+    path : str, os.PathLike, module or object, optional
+        A file or directory of the audited code, its module, or the audited object itself (its
+        class's source file is used). Default: the current directory.
+
+    Returns
+    -------
+    str or None
+        ``HEAD``'s commit, with ``"-dirty"`` appended when tracked files have uncommitted changes;
+        None when there is no git, no repository, or anything else goes wrong (never raises).
+    """
+    try:
+        d = _directory_of(path)
+        if d is None:
+            return None
+        env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+        head = subprocess.run(["git", "-C", str(d), "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=5, env=env)
+        sha = head.stdout.strip()
+        if head.returncode != 0 or len(sha) != 40:
+            return None
+        # A result is only reproducible from the commit if the checkout was clean; say so.
+        dirty = subprocess.run(["git", "-C", str(d), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5, env=env)
+        if dirty.returncode == 0 and dirty.stdout.strip():
+            sha += "-dirty"
+        return sha
+    except Exception:
+        return None
+
+
+__all__ = ["versions", "git_commit"]
