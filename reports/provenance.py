@@ -49,7 +49,7 @@ def versions() -> dict:
     v = _dist_version("privaudit")
     if v is None:
         try:
-            from . import __version__ as v  # running from a source tree that is not installed
+            from audit import __version__ as v  # a source tree that is not installed
         except Exception:  # pragma: no cover
             v = None
     out["privaudit"] = v
