@@ -210,7 +210,8 @@ def _budgets(args: argparse.Namespace) -> tuple[int, int]:
 
 
 _RESUMABLE = ("algorithm", "blackbox", "param", "variant", "epsilon", "delta", "against", "runs",
-              "explore_runs", "tests", "confidence", "seed", "data", "pairs", "queries")
+              "explore_runs", "tests", "confidence", "seed", "data", "pairs", "queries",
+              "chunk_runs")  # chunk_runs: a resumed run must cut chunks the same way
 
 
 def _apply_resume(args: argparse.Namespace) -> None:
@@ -253,6 +254,13 @@ def run_audit(args: argparse.Namespace) -> int:
 
         progress = make_progress
     runner = make_runner_from_args(args)
+    # Resume and progress (audit/journal.py, audit/progress.py): SIGTERM stops like Ctrl-C,
+    # leaving the journal valid; bars are per phase, with totals and ETA, only on a TTY.
+    from .journal import interrupt_on_sigterm
+    interrupt_on_sigterm()
+    if progress is not None:
+        from .progress import ProgressRunner
+        runner, progress = ProgressRunner(runner), None
     try:
         common = dict(claim=claim, confidence=args.confidence, explore_runs=explore, confirm_runs=runs,
                       seed=args.seed, runner=runner, tests=args.tests, journal=journal)

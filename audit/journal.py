@@ -259,4 +259,25 @@ class Journal:
                 "written": self.written, "ignored_lines": self.torn}
 
 
-__all__ = ["Journal", "fingerprint", "JOURNAL_FILE"]
+
+
+def interrupt_on_sigterm() -> bool:
+    """Make SIGTERM raise KeyboardInterrupt in this (main) thread, like Ctrl-C.
+
+    A terminated audit then stops the same clean way as an interrupted one: runners cancel their
+    queued work, every finished chunk stays in the journal, and ``--resume`` continues. Returns
+    False (and does nothing) outside the main thread, where handlers cannot be installed.
+    """
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return False
+
+    def _raise(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, _raise)
+    return True
+
+
+__all__ = ["Journal", "fingerprint", "interrupt_on_sigterm", "JOURNAL_FILE"]

@@ -3,7 +3,7 @@
 Runners call ``progress(k)`` as k more runs finish (`Runner.run(..., progress=fn)`). This module
 makes such callbacks:
 
-    >>> with progress_bar(total=10**8, desc="confirm") as fn:
+    >>> with make_progress(total=10**8, desc="confirm") as fn:
     ...     runner.run(jobs, seed, progress=fn)
 
 and `ProgressRunner` wraps a runner so that every `run` call (exploration, confirmation, ...)
@@ -36,10 +36,10 @@ def progress_enabled(stream: TextIO | None = None) -> bool:
 class _Bar:
     """Callable progress sink; a no-op unless enabled."""
 
-    def __init__(self, total: int, desc: str, stream: TextIO | None, enabled: bool | None) -> None:
+    def __init__(self, total: int | None, desc: str, stream: TextIO | None, enabled: bool | None) -> None:
         stream = sys.stderr if stream is None else stream
         self.done = 0
-        self.total = int(total)
+        self.total = None if total is None else int(total)
         self._bar = None
         if progress_enabled(stream) if enabled is None else enabled:
             from tqdm import tqdm
@@ -82,6 +82,20 @@ def progress_bar(total: int, desc: str = "runs", *, stream: TextIO | None = None
     return _Bar(total, desc, stream, enabled)
 
 
+def make_progress(total: int | None = None, desc: str = "runs", *, stream: TextIO | None = None,
+                  enabled: bool | None = None) -> _Bar:
+    """The progress-callback factory: like `progress_bar`, and `total` may be unknown (None),
+    in which case the bar shows runs done and runs/s but no ETA."""
+    return _Bar(total, desc, stream, enabled)
+
+
+def _phase(jobs: Sequence[Job]) -> str:
+    # The auditor's phases are the first element of every job key (audit/auditor.py).
+    names = {0: "explore", 1: "confirm", 2: "pilot", 3: "search"}
+    kinds = {names.get(int(j.key[0]), "runs") if len(j.key) else "runs" for j in jobs}
+    return kinds.pop() if len(kinds) == 1 else "runs"
+
+
 class ProgressRunner(Runner):
     """A runner that shows a progress bar for each `run` call of the runner it wraps.
 
@@ -89,7 +103,7 @@ class ProgressRunner(Runner):
     A `progress` callback passed to `run` is still called.
     """
 
-    def __init__(self, runner: Runner, *, desc: str = "runs", stream: TextIO | None = None,
+    def __init__(self, runner: Runner, *, desc: str | None = None, stream: TextIO | None = None,
                  enabled: bool | None = None) -> None:
         self.runner = runner
         self.desc = desc
@@ -104,7 +118,8 @@ class ProgressRunner(Runner):
     def run(self, jobs: Sequence[Job], seed: int, *, journal: Any = None,
             progress: ProgressFn | None = None) -> list:
         self.calls += 1
-        with progress_bar(total_runs(jobs), f"{self.desc} [{self.calls}]", stream=self.stream,
+        desc = self.desc if self.desc is not None else _phase(jobs)
+        with progress_bar(total_runs(jobs), desc, stream=self.stream,
                           enabled=self.enabled) as bar:
             def both(k: int) -> None:
                 bar(k)
@@ -125,4 +140,4 @@ class ProgressRunner(Runner):
         return getattr(self.runner, name)
 
 
-__all__ = ["progress_bar", "progress_enabled", "ProgressRunner", "ProgressFn"]
+__all__ = ["make_progress", "progress_bar", "progress_enabled", "ProgressRunner", "ProgressFn"]

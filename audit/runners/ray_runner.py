@@ -21,6 +21,7 @@ import logging
 import math
 import os
 import sys
+import threading
 import time
 import warnings
 from collections import deque
@@ -152,6 +153,11 @@ class RayRunner(Runner):
                 opts.update(include_dashboard=False, num_cpus=self.num_cpus)
             else:
                 opts["address"] = self.address
+            import signal
+
+            # ray.init replaces the SIGTERM handler with sys.exit; keep one the caller installed
+            # (the CLI turns SIGTERM into KeyboardInterrupt, see audit.journal).
+            sigterm = signal.getsignal(signal.SIGTERM)
             try:
                 ray.init(**opts)
             except Exception as exc:
@@ -162,6 +168,10 @@ class RayRunner(Runner):
                     f"Is `ray start --head` running there, and does this shell set the same "
                     f"RAY_AUTH_MODE as the cluster (currently "
                     f"{os.environ.get('RAY_AUTH_MODE', 'unset')!r})?") from exc
+            finally:
+                if (callable(sigterm) and threading.current_thread() is threading.main_thread()
+                        and signal.getsignal(signal.SIGTERM) is not sigterm):
+                    signal.signal(signal.SIGTERM, sigterm)
             self._started = True
         self._connected = True
         if self._remote is None:
