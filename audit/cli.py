@@ -12,7 +12,7 @@ import sys
 
 from .errors import PrivauditError
 
-SUBCOMMANDS = ("audit.cli_audit",)
+SUBCOMMANDS = ("audit.cli_audit", "audit.cli_report")
 
 
 class _Parser(argparse.ArgumentParser):

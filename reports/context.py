@@ -153,21 +153,31 @@ def input_pair(a: Any, b: Any) -> dict:
             "a_text": short(a, 200), "b_text": short(b, 200)}
 
 
-def history_table(search: dict) -> dict | None:
-    """``search["history"]`` (a list of dicts) as columns and rows of text."""
-    hist = search.get("history") if isinstance(search, dict) else None
-    if not isinstance(hist, list) or not hist:
-        return None
-    items = [h if isinstance(h, dict) else {"value": h} for h in hist]
+def _table(items: list) -> dict:
+    items = [{str(k): v for k, v in h.items()} if isinstance(h, dict) else {"value": h} for h in items]
     columns: list[str] = []
     for h in items:
         for k in h:
-            if str(k) not in columns:
-                columns.append(str(k))
+            if k not in columns:
+                columns.append(k)
     shown = items[:MAX_HISTORY]
-    rows = [[short(h[c], 80) if c in h else "" for c in columns]
-            for h in ({str(k): v for k, v in h.items()} for h in shown)]
+    rows = [[short(h[c], 80) if c in h else "" for c in columns] for h in shown]
     return {"columns": columns, "rows": rows, "total": len(items), "shown": len(shown)}
+
+
+def table_keys(search: dict) -> list[str]:
+    """Keys of `search` whose values are non-empty lists of dicts, "history" first."""
+    if not isinstance(search, dict):
+        return []
+    keys = [k for k, v in search.items()
+            if isinstance(v, list) and v and all(isinstance(h, dict) for h in v)]
+    return sorted(keys, key=lambda k: k != "history")
+
+
+def search_tables(search: dict) -> list[dict]:
+    """Every list of dicts in `search` (``history``: the candidates tried with their estimates;
+    anything else the search recorded the same way) as a titled table of one-line cells."""
+    return [dict(_table(search[k]), title=str(k)) for k in table_keys(search)]
 
 
 def kv(d: dict | None, skip: tuple = ()) -> list[tuple[str, str]]:
@@ -182,4 +192,4 @@ def direction_text(direction: str) -> tuple[str, str]:
     return ("b", "a") if direction == "b>a" else ("a", "b")
 
 
-__all__ = ["fmt", "short", "witness_test", "dataset_pair", "input_pair", "history_table", "kv"]
+__all__ = ["fmt", "short", "witness_test", "dataset_pair", "input_pair", "search_tables", "table_keys", "kv"]
