@@ -31,9 +31,12 @@ def encode(outputs: np.ndarray, columns: tuple[int, ...] | None, encoding: str) 
     "bits": a 0/1 vector of width <= 62 is packed into an int64;
     "rows": any integer vector; codes are the rows themselves (a 2-D array is returned).
     """
-    out = outputs if columns is None else outputs[:, list(columns)]
     if encoding == "value":
-        return out.reshape(out.shape[0], -1)[:, 0].astype(np.int64, copy=False)
+        if outputs.ndim == 1 and columns is None:
+            return outputs  # already one integer code per run: no copy on the hot path
+        out = outputs if columns is None else outputs[:, list(columns)]
+        return out.reshape(out.shape[0], -1)[:, 0]
+    out = outputs if columns is None else outputs[:, list(columns)]
     if encoding == "bits":
         out = out.reshape(out.shape[0], -1)
         weights = np.left_shift(np.int64(1), np.arange(out.shape[1], dtype=np.int64))
@@ -48,7 +51,8 @@ def _count_codes(codes: np.ndarray) -> dict:
         rows, counts = np.unique(codes, axis=0, return_counts=True)
         return {tuple(int(v) for v in r): int(c) for r, c in zip(rows, counts)}
     if codes.size and codes.min() >= 0 and codes.max() < _BINCOUNT_LIMIT:
-        bc = np.bincount(codes)
+        bc = np.bincount(codes if codes.dtype.itemsize <= 8 and codes.dtype.kind in "iu"
+                         and codes.dtype != np.uint64 else codes.astype(np.int64))
         nz = np.flatnonzero(bc)
         return {int(v): int(bc[v]) for v in nz}
     vals, counts = np.unique(codes, return_counts=True)
@@ -78,6 +82,8 @@ class CodeSet:
             for row in target:  # few rows per event; runs stay vectorised
                 hit |= np.all(codes == row, axis=1)
             return hit
+        if len(self.codes) == 1:
+            return codes == self.codes[0]
         return np.isin(codes, np.asarray(self.codes, dtype=np.int64))
 
     def to_dict(self) -> dict:
