@@ -128,7 +128,7 @@ def _read_json(path: str, what: str) -> Any:
 
 
 def read_csv_dataset(path: str):
-    """features..., label per row; a header row is skipped when its cells are not numbers."""
+    """features..., label per row; a first row with no numeric cell is a header and skipped."""
     from .types import Dataset
 
     try:
@@ -136,11 +136,15 @@ def read_csv_dataset(path: str):
             rows = [r for r in csv.reader(f) if r and any(c.strip() for c in r)]
     except OSError as exc:
         raise PrivauditError(f"cannot read data file {path!r}: {exc.strerror}") from None
-    if rows:
+    def _is_number(c: str) -> bool:
         try:
-            [float(c) for c in rows[0]]
+            float(c)
+            return True
         except ValueError:
-            rows = rows[1:]
+            return False
+
+    if rows and not any(_is_number(c) for c in rows[0]):  # a header: no cell is a number
+        rows = rows[1:]
     if not rows:
         raise PrivauditError(f"data file {path!r} has no rows")
     widths = {len(r) for r in rows}
