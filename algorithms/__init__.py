@@ -14,5 +14,7 @@ from .registry import Spec, coerce_params, get, info, names, register, spec
 
 # Importing a module registers its algorithms.
 from . import mechanisms  # noqa: F401,E402
+from . import df_real  # noqa: F401,E402
+from . import df_baselines  # noqa: F401,E402
 
 __all__ = ["names", "get", "info", "register", "spec", "Spec", "coerce_params"]
