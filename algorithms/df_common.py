@@ -1,0 +1,313 @@
+"""Shared, vectorised machinery of the Dagan & Feldman learners (DF-EM, DF-SUB, DF-HT, DF-FLIP).
+
+A dataset is summarised once per `predict` call as *groups*: its distinct (domain point, label)
+pairs with multiplicities (`Groups`). A uniform ``n'``-subset of the record indices then has group
+counts distributed multivariate-hypergeometrically, so drawing the subsample of many runs at once
+costs ``O(runs * #groups)`` instead of ``O(runs * n)``, and gives exactly the same distribution of
+``S_I`` (up to the order of records, which no algorithm here looks at).
+
+References
+----------
+Y. Dagan and V. Feldman, "PAC learning with stable and private predictions", COLT 2020:
+Lemma 4 (exponential mechanism), Lemma 5 (subsampling), Section 3 (flip), Section 2.1 (H_T).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import gammaln
+
+from audit.errors import PrivauditError
+from audit.types import Claim, Dataset, as_dataset, as_queries
+
+from .hypotheses import HypothesisClass
+
+PAPER = "Dagan & Feldman, PAC learning with stable and private predictions (COLT 2020)"
+BLOCK = 16_384          # independent fits processed per vectorised block (bounds memory)
+MAX_EXACT_GROUPS = 16   # subset-Mobius oracle: 2^16 subsets
+MAX_EXACT_VECTORS = 300_000
+
+
+@dataclass(frozen=True, eq=False)
+class Groups:
+    """A dataset grouped by distinct (domain index, label): what every DF learner needs of it.
+
+    Attributes
+    ----------
+    loc, lab, count : (G,) arrays
+        Domain index, label and multiplicity of each group.
+    n : int
+        Number of records.
+    err : (|H|,) int64
+        ``err_S(h)`` for every row of the class.
+    miss : (G, |H|) float64
+        ``miss[g, h] = 1[h(loc_g) != lab_g]``: subsample errors are ``counts @ miss``.
+    onehot : (G, N) float64
+        Group-to-domain incidence: domain hit set of a subsample is ``counts @ onehot > 0``.
+    """
+
+    loc: np.ndarray
+    lab: np.ndarray
+    count: np.ndarray
+    n: int
+    err: np.ndarray
+    miss: np.ndarray
+    onehot: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.loc.size)
+
+
+def summarize(H: HypothesisClass, data: Any) -> Groups:
+    """Group ``data`` by (domain point, label) and precompute ``err_S`` over the whole class."""
+    data = as_dataset(data)
+    if data.n < 1:
+        raise PrivauditError("the dataset is empty")
+    idx = H.index(data.X)
+    key = idx * 2 + data.y.astype(np.int64)
+    uk, count = np.unique(key, return_counts=True)
+    loc, lab = uk // 2, (uk % 2).astype(np.int8)
+    miss = (H.matrix[:, loc].T != lab[:, None]).astype(np.float64)
+    err = np.rint(count.astype(np.float64) @ miss).astype(np.int64)
+    onehot = np.zeros((loc.size, H.N))
+    onehot[np.arange(loc.size), loc] = 1.0
+    return Groups(loc, lab, count.astype(np.int64), data.n, err, miss, onehot)
+
+
+def sample_counts(count: np.ndarray, n_prime: int, size: int, rng: np.random.Generator,
+                  scheme: str = "without") -> np.ndarray:
+    """Group counts of ``size`` independent subsamples of ``n_prime`` records: (size, G) int64.
+
+    ``scheme="without"``: a uniform ``n'``-subset of indices (the paper's ``I``);
+    ``"with"``: ``n'`` indices drawn with replacement (negative control NC-2).
+    """
+    if scheme == "without":
+        if n_prime == int(count.sum()):
+            return np.broadcast_to(count, (size, count.size)).copy()
+        return rng.multivariate_hypergeometric(count, n_prime, size=size).astype(np.int64)
+    if scheme == "with":
+        return rng.multinomial(n_prime, count / count.sum(), size=size).astype(np.int64)
+    raise PrivauditError(f"unknown subsampling scheme {scheme!r}; valid: without, with")
+
+
+def hit_from_counts(G: Groups, counts: np.ndarray) -> np.ndarray:
+    """Domain points present in each subsample: (r, N) bool."""
+    return (np.asarray(counts, dtype=np.float64) @ G.onehot) > 0
+
+
+def em_logits(score: np.ndarray, eps: float) -> np.ndarray:
+    """Exponential-mechanism log-weights ``-eps * score / 2`` (Lemma 4: ``exp(-eps err_S(h)/2)``)."""
+    return -0.5 * eps * np.asarray(score, dtype=np.float64)
+
+
+def em_sample(logits: np.ndarray, mask: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
+    """One exponential-mechanism draw per row, by inverse CDF in float64 with the row max subtracted.
+
+    Parameters
+    ----------
+    logits : (r, k) or (k,) float64
+        Log-weights (shared by all rows when 1-D).
+    mask : (r, k) bool or None
+        Candidates available in each row (e.g. the representatives of ``H_T``).
+
+    Returns
+    -------
+    (r,) int64 column indices.
+    """
+    L = np.asarray(logits, dtype=np.float64)
+    if mask is not None:
+        L = np.where(mask, L if L.ndim == 2 else L[None, :], -np.inf)
+    L = np.atleast_2d(L)
+    L = L - L.max(axis=1, keepdims=True)     # each row keeps weight 1 on its best candidate
+    c = np.cumsum(np.exp(L), axis=1)
+    u = rng.random(c.shape[0]) * c[:, -1]
+    return np.minimum((c <= u[:, None]).sum(axis=1), c.shape[1] - 1)
+
+
+def em_probs(logits: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """Exact exponential-mechanism probabilities (softmax over available candidates), rows sum to 1."""
+    L = np.atleast_2d(np.asarray(logits, dtype=np.float64))
+    if mask is not None:
+        L = np.where(mask, L, -np.inf)
+    L = L - L.max(axis=1, keepdims=True)
+    w = np.exp(L)
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def flip(labels: np.ndarray, alpha: float, rng: np.random.Generator, one_sided: bool = False) -> np.ndarray:
+    """DF-FLIP: randomized response on the released label, a fresh coin per label.
+
+    ``one_sided=True`` only flips 1 -> 0 (planted bug BV-COR-4).
+    """
+    coin = rng.random(np.shape(labels)) < alpha
+    if one_sided:
+        coin &= np.asarray(labels) == 1
+    return (np.asarray(labels) ^ coin).astype(np.int8)
+
+
+def data_seed(data: Dataset) -> int:
+    """A seed computed from the dataset's bytes (used ONLY by planted bug BV-API-2/BV-API-1)."""
+    h = hashlib.sha256(data.X.tobytes() + data.y.tobytes()).digest()
+    return int.from_bytes(h[:8], "little")
+
+
+# -- exact enumeration of subsample outcomes ---------------------------------------------------
+def subset_distribution(count: np.ndarray, n_prime: int, scheme: str = "without") -> tuple[np.ndarray, np.ndarray]:
+    """Distribution of the *set of groups* hit by the subsample (spec 5.2, Mobius formula).
+
+    ``Pr[hit = A] = sum_{B subset A} (-1)^{|A|-|B|} f(B)`` with ``f(B) = Pr[all draws in B]``:
+    ``C(n_B, n')/C(n, n')`` without replacement, ``(n_B/n)^{n'}`` with replacement.
+
+    Returns
+    -------
+    hit : (2^G, G) bool, prob : (2^G,) float64 (tiny negative round-off clipped to 0).
+    """
+    G = int(count.size)
+    if G > MAX_EXACT_GROUPS:
+        raise PrivauditError(f"exact oracle: the dataset has {G} distinct (point, label) groups; "
+                             f"the subset formula handles at most {MAX_EXACT_GROUPS}")
+    masks = np.arange(2**G)
+    hit = ((masks[:, None] >> np.arange(G)[None, :]) & 1).astype(bool)
+    nB = hit.astype(np.int64) @ count
+    n = int(count.sum())
+    if scheme == "without":
+        with np.errstate(invalid="ignore"):
+            logf = (gammaln(nB + 1.0) - gammaln(nB - n_prime + 1.0)
+                    - gammaln(n + 1.0) + gammaln(n - n_prime + 1.0))
+        f = np.where(nB >= n_prime, np.exp(np.where(nB >= n_prime, logf, 0.0)), 0.0)
+    elif scheme == "with":
+        f = (nB / n) ** n_prime
+    else:
+        raise PrivauditError(f"unknown subsampling scheme {scheme!r}")
+    g = f.astype(np.float64).copy()
+    for i in range(G):                      # fast Mobius transform over the subset lattice
+        bit = 1 << i
+        sel = (masks & bit) != 0
+        g[sel] -= g[masks[sel] ^ bit]
+    return hit, np.clip(g, 0.0, 1.0)
+
+
+def count_distribution(count: np.ndarray, n_prime: int, scheme: str = "without") -> tuple[np.ndarray, np.ndarray]:
+    """Every group-count vector of the subsample with its probability (for count-dependent variants).
+
+    Raises
+    ------
+    PrivauditError
+        When there are more than ``MAX_EXACT_VECTORS`` vectors.
+    """
+    count = np.asarray(count, dtype=np.int64)
+    caps = count if scheme == "without" else np.full(count.size, n_prime)
+    # number of vectors by dynamic programming before enumerating
+    ways = np.zeros(n_prime + 1, dtype=float)
+    ways[0] = 1
+    for c in caps:
+        new = np.zeros_like(ways)
+        for k in range(min(int(c), n_prime) + 1):
+            new[k:] += ways[: n_prime + 1 - k]
+        ways = new
+    if ways[n_prime] > MAX_EXACT_VECTORS:
+        raise PrivauditError(f"exact oracle: {ways[n_prime]:.3g} subsample count vectors "
+                             f"(limit {MAX_EXACT_VECTORS}); use a smaller n' or fewer distinct points")
+    vecs = np.zeros((1, 0), dtype=np.int64)
+    for gi, c in enumerate(caps):
+        remaining = int(caps[gi + 1:].sum())
+        s = vecs.sum(1)
+        parts = []
+        for k in range(min(int(c), n_prime) + 1):
+            ok = (s + k <= n_prime) & (s + k + remaining >= n_prime)
+            if ok.any():
+                parts.append(np.column_stack([vecs[ok], np.full(ok.sum(), k)]))
+        vecs = np.vstack(parts)
+    n = int(count.sum())
+    if scheme == "without":
+        logp = (gammaln(count + 1.0) - gammaln(vecs + 1.0) - gammaln(count - vecs + 1.0)).sum(1) \
+            - (gammaln(n + 1.0) - gammaln(n_prime + 1.0) - gammaln(n - n_prime + 1.0))
+    else:
+        logp = gammaln(n_prime + 1.0) - gammaln(vecs + 1.0).sum(1) + (vecs * np.log(count / n)).sum(1)
+    return vecs, np.exp(logp)
+
+
+# -- learner plumbing ---------------------------------------------------------------------------
+def check_positive(name: str, v: Any, *, upper: float | None = None, allow_zero: bool = False) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
+        raise PrivauditError(f"{name} must be a finite number, got {v!r}")
+    v = float(v)
+    if v < 0 or (v == 0 and not allow_zero) or (upper is not None and v > upper):
+        rng = f"(0, {upper}]" if upper is not None else "> 0"
+        raise PrivauditError(f"{name} must be in {rng}, got {v}")
+    return v
+
+
+def check_runs(runs: Any) -> int:
+    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 0:
+        raise PrivauditError(f"runs must be a non-negative integer, got {runs!r}")
+    return int(runs)
+
+
+class DFLearner:
+    """Base of the DF learners: validation, blocking over runs, the Learner contract.
+
+    Subclasses implement ``_fit_eval(G, qidx, rng) -> (k,) int8``: ``k = len(qidx)`` *independent*
+    complete runs (fit + predict), run ``i`` evaluated at domain point ``qidx[i]``; fresh
+    randomness for every run and every query (spec 5.3). Learners whose model is released whole
+    (``per_query = False``) instead implement ``_fit_models(G, r, rng) -> (r,) row indices``.
+    """
+
+    name: str = "df"
+    claim: Claim
+    certified: Claim | None = None
+    chunk_runs: int = 200_000
+    per_query: bool = True
+
+    def __init__(self, H: HypothesisClass, variant: str) -> None:
+        self.H = H
+        self.variant = variant
+
+    # the Learner contract ------------------------------------------------------------------------
+    def predict(self, data: Any, queries: Any, runs: int, rng: np.random.Generator) -> np.ndarray:
+        data = as_dataset(data)
+        runs = check_runs(runs)
+        q = as_queries(queries, data.d)
+        qi = self.H.index(q)
+        G = summarize(self.H, data)
+        self._check_data(G)
+        return self._predict_groups(G, data, qi, runs, rng)
+
+    def _predict_groups(self, G: Groups, data: Dataset, qi: np.ndarray, runs: int,
+                        rng: np.random.Generator) -> np.ndarray:
+        out = np.empty((runs, qi.size), dtype=np.int8)
+        if self.per_query:
+            flat = out.reshape(-1)
+            qidx = np.tile(qi, runs)
+            for s in range(0, qidx.size, BLOCK):
+                flat[s:s + BLOCK] = self._fit_eval(G, qidx[s:s + BLOCK], rng)
+        else:
+            step = max(1, BLOCK // max(qi.size, 1))
+            for s in range(0, runs, step):
+                h = self._fit_models(G, min(step, runs - s), rng)
+                out[s:s + h.size] = self.H.matrix[h[:, None], qi[None, :]]
+        return out
+
+    def _check_data(self, G: Groups) -> None:
+        pass
+
+    def exact(self, data: Any, queries: Any) -> np.ndarray:
+        """Exact ``Pr[label = 1]`` at each query (float64); PrivauditError when too large."""
+        data = as_dataset(data)
+        q = as_queries(queries, data.d)
+        qi = self.H.index(q)
+        G = summarize(self.H, data)
+        self._check_data(G)
+        return self._exact_groups(G, data, qi)
+
+    def _exact_groups(self, G: Groups, data: Dataset, qi: np.ndarray) -> np.ndarray:
+        raise PrivauditError(f"{self.name} ({self.variant}) has no exact oracle")
+
+    def __repr__(self) -> str:
+        return f"<{self.name} variant={self.variant} {self.claim.describe()}>"
