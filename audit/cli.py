@@ -12,7 +12,7 @@ import sys
 
 from .errors import PrivauditError
 
-SUBCOMMANDS = ("audit.cli_audit", "audit.cli_report")
+SUBCOMMANDS = ("audit.cli_audit", "audit.cli_report", "audit.cli_ci")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,171 @@
+"""`privaudit ci CONFIG.toml`: the privacy regression gate.
+
+Exit codes: 0 every expectation held; 1 at least one did not (a violation of a claim expected to
+hold, a planted bug no longer caught, an audit that crashed, or -- with ``--fail-on-regression``
+-- a regression against the baseline); 2 bad input (the config, a file, a flag).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import PrivauditError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "ci", help="run a suite of audits as a CI gate (exit 0 ok, 1 failed, 2 bad input)",
+        description="Run every [[audit]] of CONFIG.toml with the suite's false-alarm rate bounded "
+                    "by 1 - confidence (Bonferroni across audits; fixed seeds). Exit 0 when every "
+                    "expectation holds, 1 when one does not, 2 on bad input.")
+    p.add_argument("config", metavar="CONFIG.toml", help="the suite (see the README's config reference)")
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per audit)")
+    p.add_argument("--summary", metavar="FILE",
+                   help="write a Markdown summary (e.g. \"$GITHUB_STEP_SUMMARY\")")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="compare epsilon_lower with this stored suite; written when it does not exist")
+    p.add_argument("--update-baseline", action="store_true",
+                   help="overwrite --baseline FILE with this run")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="exit 1 also when an epsilon_lower regressed against the baseline")
+    p.add_argument("--out", metavar="DIR", help="also write result.json, report.html, report.md")
+    p.add_argument("--runner", choices=("ray", "local"), help="override the config's runner")
+    p.add_argument("--address", help="override the config's Ray address (implies --runner ray)")
+    p.add_argument("--check", action="store_true", help="validate the config and exit")
+    p.add_argument("--json", action="store_true", help="print the suite result as JSON")
+    p.add_argument("--quiet", action="store_true", help="no per-audit progress lines")
+    p.set_defaults(func=run)
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return "inf" if x == float("inf") else f"{x:.4f}"
+
+
+def table(suite) -> str:
+    """A plain-text table of the suite (one row per audit)."""
+    head = ("", "name", "expect", "found", "eps_lower", "claim", "ceiling", "baseline")
+    rows = []
+    for e in suite.entries:
+        r = e.result
+        mark = "ok" if e.ok else "FAIL"
+        if e.regression:
+            mark += " (regressed)"
+        rows.append((mark, e.name, e.expect, e.status,
+                     _fmt(r.epsilon_lower) if r else "-",
+                     r.claim.describe().split(" [")[0] if r else "-",
+                     _fmt(r.max_certifiable_epsilon) if r else "-",
+                     _fmt(e.baseline_epsilon)))
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    out = [line(head), line(["-" * w for w in widths])] + [line(r) for r in rows]
+    for e in suite.entries:
+        if not e.ok:
+            from reports.junit import failure_message
+            out.append(f"FAIL {failure_message(e)}")
+    return "\n".join(out)
+
+
+def _load_baseline(path: Path):
+    from reports import load
+    from .suite import SuiteResult
+
+    obj = load(path)
+    if not isinstance(obj, SuiteResult):
+        raise PrivauditError(f"baseline {path} holds a single audit result, not a suite "
+                             f"(write one with privaudit ci --baseline)")
+    return obj
+
+
+def markdown_summary(suite, guarantee: str, baseline_note: str | None) -> str:
+    """The reports package's suite summary plus the guarantee and the regressions."""
+    from reports import render_markdown
+
+    text = render_markdown(suite)
+    extra = ["", f"_{guarantee}_"]
+    regressed = [e for e in suite.entries if e.regression]
+    if baseline_note:
+        extra += ["", baseline_note]
+    if regressed:
+        extra += ["", "**Regressions against the baseline** (epsilon_lower rose beyond statistical noise):"]
+        extra += [f"- {e.name}: {_fmt(e.baseline_epsilon)} → {_fmt(e.result.epsilon_lower)}"
+                  for e in regressed]
+    warn = [(e.name, n) for e in suite.entries if e.result is not None for n in e.result.notes
+            if "vacuous" in n]
+    if warn:
+        extra += ["", "**Warnings:**"] + [f"- {name}: {n}" for name, n in warn]
+    return text + "\n".join(extra) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    from .ci_config import load_config
+    from .ci_run import make_suite_runner, run_suite
+
+    cfg = load_config(args.config)
+    kind = "ray" if args.address else args.runner
+    if args.check:
+        print(f"{args.config}: {len(cfg.audits)} audits, suite confidence {cfg.confidence:g} "
+              f"(per audit {cfg.audit_confidence:.6g}, {cfg.correction})")
+        return 0
+    baseline, baseline_path = None, Path(args.baseline) if args.baseline else None
+    if args.update_baseline and baseline_path is None:
+        raise PrivauditError("--update-baseline needs --baseline FILE")
+    if baseline_path is not None and baseline_path.exists():
+        baseline = _load_baseline(baseline_path)
+    runner = make_suite_runner(cfg, kind, args.address)
+
+    def progress(entry) -> None:
+        if not args.quiet:
+            r = entry.result
+            found = f"{entry.status}, eps_lower {_fmt(r.epsilon_lower)}" if r else f"ERROR: {entry.error}"
+            print(f"[{'ok' if entry.ok else 'FAIL'}] {entry.name}: {found} "
+                  f"(expected {entry.expect})", file=sys.stderr, flush=True)
+
+    try:
+        suite = run_suite(cfg, runner=runner, baseline=baseline, on_entry=progress)
+    finally:
+        runner.close()
+
+    guarantee = (f"Suite-wide confidence {cfg.confidence:g}: each of {len(cfg.audits)} audits ran at "
+                 f"{cfg.audit_confidence:.6g} ({cfg.correction}), so the probability that any audit "
+                 f"of a correct algorithm fails is at most {1 - cfg.confidence:.3g}; seeds are "
+                 f"fixed, so a re-run gives the same verdicts.")
+    note = None
+    if baseline_path is not None:
+        if baseline is None or args.update_baseline:
+            from reports import to_json
+            try:
+                baseline_path.parent.mkdir(parents=True, exist_ok=True)
+                baseline_path.write_text(to_json(suite), encoding="utf-8")
+            except OSError as exc:
+                raise PrivauditError(f"cannot write the baseline {baseline_path}: "
+                                     f"{exc.strerror or exc}") from None
+            note = f"Baseline written to {baseline_path}."
+        else:
+            n = sum(e.baseline_epsilon is not None for e in suite.entries)
+            k = sum(e.regression for e in suite.entries)
+            note = f"Compared {n} audit(s) with the baseline {baseline_path}: {k} regression(s)."
+    if args.junit:
+        from reports.junit import write_junit
+        write_junit(suite, args.junit, fail_on_regression=args.fail_on_regression)
+    if args.summary:
+        try:
+            Path(args.summary).write_text(markdown_summary(suite, guarantee, note), encoding="utf-8")
+        except OSError as exc:
+            raise PrivauditError(f"cannot write the summary {args.summary}: {exc.strerror or exc}") from None
+    if args.out:
+        from reports import write_reports
+        write_reports(suite, args.out)
+    if args.json:
+        print(json.dumps(suite.to_dict(), indent=2))
+    else:
+        print(table(suite))
+        print(guarantee)
+        if note:
+            print(note)
+    failed = not suite.ok or (args.fail_on_regression and any(e.regression for e in suite.entries))
+    return 1 if failed else 0
