@@ -47,6 +47,27 @@ def _with_rc(fn):
     return wrapped
 
 
+_SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _log_axis(axis) -> None:
+    """Decade ticks as plain text "10⁶": matplotlib's default log labels go through mathtext,
+    whose parser costs more than the rest of a plot."""
+    from matplotlib.ticker import FuncFormatter, NullLocator
+
+    def label(v, _pos):
+        if v <= 0:
+            return ""
+        e = math.log10(v)
+        if abs(e - round(e)) > 1e-9:
+            return ""
+        e = int(round(e))
+        return {0: "1", 1: "10"}.get(e, "10" + str(e).translate(_SUP))
+
+    axis.set_major_formatter(FuncFormatter(label))
+    axis.set_minor_locator(NullLocator())   # dozens of unlabelled minor ticks cost more than they show
+
+
 def _alpha(result) -> float:
     a = float(getattr(result, "alpha_per_bound", 0.0) or 0.0)
     if 0.0 < a < 1.0:
@@ -60,7 +81,7 @@ def epsilon_scale(epsilon_lower: float, claim_epsilon: float, ceiling: float,
     """One bar: epsilon_lower against the claimed epsilon and the certifiable ceiling."""
     finite = [v for v in (epsilon_lower, claim_epsilon, ceiling) if math.isfinite(v)]
     top = max(finite + [1e-3]) * 1.15
-    fig = _figure(7.5, 1.5)
+    fig = _figure(7.5, 1.7)
     ax = fig.subplots()
     ax.barh([0], [min(epsilon_lower, top)], height=0.5, color=RED if violation else GREEN,
             label="ε lower bound (certified)")
@@ -70,7 +91,7 @@ def epsilon_scale(epsilon_lower: float, claim_epsilon: float, ceiling: float,
     ax.set_xlim(0, top)
     ax.set_yticks([])
     ax.set_xlabel("ε")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.55), ncol=3, frameon=False, fontsize=9)
+    fig.legend(loc="outside lower center", ncol=3, frameon=False, fontsize=9)
     return _svg(fig)
 
 
@@ -109,10 +130,15 @@ def intervals(test: Any, claim_epsilon: float, claim_delta: float, alpha: float)
         ax.annotate(f"{name} = {bound:.3g}", (max(bound, lo_edge), y), xytext=(0, 14),
                     textcoords="offset points", ha="center", fontsize=9, color=colour)
     ax.axvline(allowed, color=RED, ls="--", lw=1.5)
-    ax.annotate("claim allows p ≤ e^ε·q_hi + δ", (allowed, 0.5), xytext=(5, 0),
-                textcoords="offset points", fontsize=9, color=RED, va="center")
+    # Label on the side of the line with more room, so it stays inside the axes.
+    right = (math.log(allowed / lo_edge) / math.log(hi_edge / lo_edge) if log and allowed > 0
+             else allowed / hi_edge) < 0.6
+    ax.annotate("claim allows p ≤ e^ε·q_hi + δ", (allowed, 0.5), xytext=(5 if right else -5, 0),
+                textcoords="offset points", fontsize=9, color=RED, va="center",
+                ha="left" if right else "right")
     if log:
         ax.set_xscale("log")
+        _log_axis(ax.xaxis)
     ax.set_xlim(lo_edge if log else 0.0, hi_edge)
     ax.set_ylim(-0.6, 1.6)
     ax.set_yticks([1, 0], [r[1] for r in rows])
@@ -131,7 +157,9 @@ def budget_points(test: Any | None, alpha: float, claim_epsilon: float, claim_de
     """
     n_now = max(int(n_now), 1)
     lo, hi = min(100, n_now / 100), max(1e9, n_now * 100)
-    n = np.unique(np.logspace(math.log10(max(lo, 10)), math.log10(hi), 80).astype(np.int64))
+    grid = np.logspace(math.log10(max(lo, 10)), math.log10(hi), 80).astype(np.int64)
+    # The audit's own n is on the grid, so the curve passes through the reported bound.
+    n = np.unique(np.append(grid, n_now))
     with np.errstate(divide="ignore", invalid="ignore"):
         ceiling = stats.epsilon_lower(stats.cp_lower(n, n, alpha), stats.cp_upper(0, n, alpha),
                                       claim_delta)
@@ -153,24 +181,27 @@ def budget_points(test: Any | None, alpha: float, claim_epsilon: float, claim_de
 def budget_curve(points: dict, claim_epsilon: float, n_now: int, eps_now: float,
                  violation: bool) -> str:
     """epsilon_lower against confirmation runs per side, with the claim and the ceiling."""
-    fig = _figure(7.5, 3.2)
+    fig = _figure(9.5, 3.2)
     ax = fig.subplots()
     n = points["n"]
     ax.plot(n, points["ceiling"], color=GREY, ls="--", lw=1.5,
-            label="ceiling (every run in E on one side, none on the other)")
+            label="ceiling (E in every run on one\nside and in none on the other)")
     if points["epsilon"] is not None:
-        ax.plot(n, points["epsilon"], color=BLUE, lw=2, label="ε lower bound at these proportions")
+        ax.plot(n, points["epsilon"], color=BLUE, lw=2, label="ε lower bound if the observed\nproportions were exact")
     ax.axhline(claim_epsilon, color="black", lw=1.5, label=f"claimed ε = {claim_epsilon:g}")
     if n_now > 0:
         ax.plot([n_now], [eps_now], "o", color=RED if violation else GREEN, ms=8,
                 label=f"this audit: n = {n_now:,}")
     ax.set_xscale("log")
+    _log_axis(ax.xaxis)
     top = max([claim_epsilon * 1.5, eps_now * 1.2, 0.5]
               + ([float(np.nanmax(points["epsilon"]))] if points["epsilon"] is not None else []))
-    ax.set_ylim(0, min(top * 1.1, max(float(np.nanmax(points["ceiling"])), top) * 1.05))
+    # Show the ceiling up to this audit's n (where it matters), not its far right end.
+    ceil_now = float(np.interp(math.log(max(n_now, 1)), np.log(n), points["ceiling"]))
+    ax.set_ylim(0, max(top, ceil_now) * 1.1)
     ax.set_xlabel("confirmation runs per side")
     ax.set_ylabel("ε lower bound")
-    ax.legend(fontsize=8, frameon=False, loc="upper left")
+    fig.legend(loc="outside right center", fontsize=8, frameon=False)
     return _svg(fig)
 
 
