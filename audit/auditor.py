@@ -428,7 +428,7 @@ def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries:
                                                             seed, tests)
     runner = runner if runner is not None else LocalRunner()
     search_info: dict = {}
-    if pairs is None and data is None:
+    if pairs is None and data is None and search_options is None:  # search_options forces a search
         pairs = getattr(learner, "pairs", None)
         if pairs:
             search_info = {"strategy": "learner's own adversarial pairs"}

@@ -49,6 +49,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data", metavar="FILE.csv", help="a learner's dataset: features..., label")
     p.add_argument("--pairs", metavar="FILE.json", help="[[a, b], ...] inputs or {X, y} datasets")
     p.add_argument("--queries", metavar="FILE.json", help="query points [[x...], ...]")
+    p.add_argument("--search", action="store_true",
+                   help="learners: find neighbouring datasets and queries by search (attacks/), "
+                        "ignoring the learner's built-in pairs")
+    p.add_argument("--search-runs", type=int, metavar="N",
+                   help="total runs the search may spend (implies --search; default 8x explore runs)")
+    p.add_argument("--candidates", type=int, metavar="K",
+                   help="candidate (S, S', queries) triples the search starts from (implies --search)")
+    p.add_argument("--strategy", choices=("exhaustive", "random", "adaptive", "white-box"),
+                   help="search strategy (implies --search; default adaptive; white-box uses the "
+                        "learner's exact oracle)")
     p.add_argument("--runner", choices=("ray", "local"), default="ray",
                    help="ray (default: a local Ray instance started automatically) or local")
     p.add_argument("--address", help="join an existing Ray cluster: auto or ray://HOST:PORT")
@@ -215,7 +225,7 @@ def _budgets(args: argparse.Namespace) -> tuple[int, int]:
 
 _RESUMABLE = ("algorithm", "blackbox", "param", "variant", "epsilon", "delta", "against", "runs",
               "explore_runs", "tests", "confidence", "seed", "data", "pairs", "queries",
-              "chunk_runs")  # chunk_runs: a resumed run must cut chunks the same way
+              "chunk_runs", "search", "search_runs", "candidates", "strategy")  # chunk_runs: a resumed run must cut chunks the same way
 
 
 def _apply_resume(args: argparse.Namespace) -> None:
@@ -272,9 +282,13 @@ def run_audit(args: argparse.Namespace) -> int:
             if pairs is not None:
                 from .types import Dataset
                 pairs = [(Dataset.from_dict(a), Dataset.from_dict(b)) for a, b in pairs]
+            search_options = _search_options(args)
             result = _with_progress(progress, lambda p: audit_learner(
-                obj, data=data, pairs=pairs, queries=queries, against=args.against, progress=p, **common))
+                obj, data=data, pairs=pairs, queries=queries, against=args.against, progress=p,
+                search_options=search_options, **common))
         else:
+            if _search_options(args) is not None:
+                raise PrivauditError("--search/--search-runs/--candidates/--strategy apply to learners")
             if data is not None or queries is not None:
                 raise PrivauditError("--data/--queries apply to learners; a mechanism takes --pairs")
             result = _with_progress(progress, lambda p: audit(obj, pairs, progress=p, **common))
@@ -293,6 +307,16 @@ def run_audit(args: argparse.Namespace) -> int:
         if out is not None:
             print(f"  reports: {out / 'result.json'}, {out / 'report.html'}, {out / 'report.md'}")
     return 1 if result.violation else 0
+
+
+def _search_options(args: argparse.Namespace) -> dict | None:
+    """The search flags as `audit_learner(search_options=...)`; None when no flag was given."""
+    opts = {k: getattr(args, k, None) for k in ("search_runs", "candidates", "strategy")}
+    opts = {k: v for k, v in opts.items() if v is not None}
+    for k in ("search_runs", "candidates"):
+        if k in opts and opts[k] < 1:
+            raise PrivauditError(f"--{k.replace('_', '-')} must be >= 1, got {opts[k]}")
+    return opts if opts or getattr(args, "search", False) else None
 
 
 def _with_progress(factory, fn):

@@ -1,0 +1,291 @@
+"""Dataset families: random draws and crafted adversarial designs, as search `Trial`s.
+
+Adversarial designs generalise Dagan & Feldman (2020), Sec. 5.4 (D1-D7) to any finite domain,
+parameterised by the dataset size ``n`` and the background multiplicity ``m`` (copies per
+background location). ``B`` is the background, shared by S and S'; ``q`` the anchor location;
+``f`` a background labeling (a class row, or threshold-like through ``q``):
+
+* ``flip-at-query`` (D1 label flip at the query; with ``m`` extra copies of ``(q, 0)`` it is D5
+  unanimous votes, with ``m`` of each label D7 tie-break; with no copy at ``q`` and a class
+  labeling it is D6 shattered-set flip): ``S = B + (q, 0)``, ``S' = B + (q, 1)``;
+* ``gap-inclusion`` (D2; one-sided background: D3): B avoids the neighbourhood of q;
+  ``S = B + (q, y)``, ``S' = B + (x_far, f(x_far))``;
+* ``move-to-query`` (D4): ``S = B + (x_far, y)``, ``S' = B + (q, y)``.
+
+Under add-remove the record is present in S only; under the label relation only label flips
+are generated. Random families: n i.i.d. draws (uniform over the domain, or clustered) labelled
+by a class row (realizable) or with label noise (noisy), with a random neighbour.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from audit.errors import PrivauditError
+from audit.types import Dataset
+
+from .domain import Domain
+from .queries import MAX_QUERIES, query_locations
+from .trial import Trial
+
+DESIGNS = ("flip-at-query", "gap-inclusion", "move-to-query")
+EXTRAS = ("none", "zeros", "ones", "tie")
+
+
+def _layout(loc: np.ndarray, y: np.ndarray, layout: str) -> tuple[np.ndarray, np.ndarray]:
+    """Order background records: grouped by location ("sorted") or round-robin across
+    locations ("interleaved": copies of one location spread over any fixed index partition)."""
+    order = np.lexsort((y, loc))
+    loc, y = loc[order], y[order]
+    if layout == "interleaved" and loc.size:
+        rank = np.zeros(loc.size, int)
+        for j in np.unique(loc):   # k-th copy of each location goes to round k
+            sel = np.flatnonzero(loc == j)
+            rank[sel] = np.arange(sel.size)
+        order = np.lexsort((loc, rank))
+        loc, y = loc[order], y[order]
+    return loc, y
+
+
+def background(domain: Domain, f: np.ndarray, support: np.ndarray, size: int,
+               extra: list[tuple[int, int, int]] = (), layout: str = "sorted"
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Background locations and labels: `extra` records ``(loc, label, count)`` first, the rest of
+    `size` spread as evenly as possible over `support` (labelled by f).
+
+    Returns (loc int array, y int8 array), both of length `size`.
+    """
+    loc: list[int] = []
+    y: list[int] = []
+    for j, lab, c in extra:
+        c = min(int(c), size - len(loc))
+        loc += [j] * c
+        y += [lab] * c
+    rest = size - len(loc)
+    support = np.asarray(support, int)
+    if rest > 0:
+        if support.size == 0:
+            support = np.array([extra[0][0]] if extra else [0])
+        base, rem = divmod(rest, support.size)
+        counts = np.full(support.size, base)
+        counts[:rem] += 1
+        for j, c in zip(support, counts):
+            loc += [int(j)] * int(c)
+            y += [int(f[j])] * int(c)
+    L, Y = _layout(np.asarray(loc, int), np.asarray(y, np.int8), layout)
+    return L, Y.astype(np.int8)
+
+
+def _trial(domain: Domain, L: np.ndarray, Y: np.ndarray, ra, rb, design: str, params: dict,
+           queries: np.ndarray | None, pos: int | None = None) -> Trial:
+    recs = [r[0] for r in (ra, rb) if r is not None]
+    if queries is None:
+        ql = query_locations(domain, recs, L, Y, MAX_QUERIES)
+        queries = domain.points[ql]
+    P = domain.points
+
+    def rec(r):
+        return None if r is None else (P[r[0]].copy(), int(r[1]))
+
+    return Trial(P[L], Y, rec(ra), rec(rb), L.size if pos is None else pos, np.asarray(queries, float),
+                 design, params)
+
+
+def design_trials(domain: Domain, relation: str, n: int, m: int, anchor: int, f: np.ndarray,
+                  *, layout: str = "sorted", queries: np.ndarray | None = None,
+                  labeling: str = "") -> list[Trial]:
+    """Every adversarial design at one (size, multiplicity, anchor, labeling).
+
+    Parameters
+    ----------
+    relation : {"replace-one", "add-remove", "label"}
+    n : int
+        Size of the larger dataset (>= 2).
+    m : int
+        Copies per background location (and of the anchor's extra records).
+    anchor : int
+        Location index of the query / differing record.
+    f : int array (N,)
+        Background labeling.
+    """
+    if n < 2:
+        raise PrivauditError(f"dataset size must be >= 2 for a design, got {n}")
+    m = max(1, int(m))
+    size = n - 1
+    key = domain.key()
+    out: list[Trial] = []
+    base = {"n": n, "m": m, "layout": layout, "anchor": domain.points[anchor].round(6).tolist(),
+            "labeling": labeling}
+    others = np.setdiff1d(np.arange(domain.N), [anchor])
+    n_sup = max(1, min(others.size, size // m))
+
+    def spread(cands: np.ndarray, k: int) -> np.ndarray:
+        if cands.size == 0:
+            return cands
+        return cands[np.unique(np.linspace(0, cands.size - 1, max(1, min(k, cands.size))).round().astype(int))]
+
+    # D1 / D5 / D7 / D6: label flip at the query
+    sup = spread(others, n_sup)
+    for extra in EXTRAS:
+        ex = {"none": [], "zeros": [(anchor, 0, m)], "ones": [(anchor, 1, m)],
+              "tie": [(anchor, 0, m), (anchor, 1, m)]}[extra]
+        if ex and sum(c for _, _, c in ex) >= size:
+            continue
+        L, Y = background(domain, f, sup, size, ex, layout)
+        p = dict(base, variant=extra)
+        if relation == "add-remove":
+            for yv in (0, 1):
+                out.append(_trial(domain, L, Y, (anchor, yv), None, "flip-at-query", dict(p, record_label=yv), queries))
+        else:
+            out.append(_trial(domain, L, Y, (anchor, 0), (anchor, 1), "flip-at-query", p, queries))
+    if relation == "label":
+        return out
+    # D2 / D3: gap inclusion (two gap widths, two-sided and one-sided backgrounds)
+    for gap in (1, 3):
+        near = set(domain.near(anchor, gap).tolist()) | {anchor}
+        cands = np.array([j for j in range(domain.N) if j not in near], int)
+        sides = {"two-sided": cands, "below": cands[key[cands] < key[anchor]],
+                 "above": cands[key[cands] > key[anchor]]}
+        for side, c in sides.items():
+            if c.size == 0:
+                continue
+            sup = spread(c, max(1, min(c.size, size // m)))
+            L, Y = background(domain, f, sup, size, [], layout)
+            far = int(sup[np.argmax(domain._dist[anchor, sup])])
+            for yv in (0, 1):
+                p = dict(base, variant=f"{side}, gap {gap}", record_label=yv)
+                rb = None if relation == "add-remove" else (far, int(f[far]))
+                out.append(_trial(domain, L, Y, (anchor, yv), rb, "gap-inclusion", p, queries))
+    # D4: move to query
+    if relation == "replace-one":
+        L, Y = background(domain, f, spread(others, n_sup), size, [], layout)
+        far = domain.far(anchor)
+        for yv in (0, 1):
+            p = dict(base, variant="far -> query", record_label=yv)
+            out.append(_trial(domain, L, Y, (far, yv), (anchor, yv), "move-to-query", p, queries))
+    return out
+
+
+def anchors(domain: Domain, count: int) -> np.ndarray:
+    """Anchor locations: spread over the domain, interior first (ends last)."""
+    sp = domain.spread(count + 2)
+    inner = sp[1:-1] if sp.size > 2 else sp
+    return np.concatenate([inner, np.setdiff1d(sp, inner)]).astype(int)
+
+
+def adversarial_family(domain: Domain, relation: str, sizes: list[int], rng: np.random.Generator,
+                       *, n_anchors: int = 3, n_labelings: int = 2,
+                       queries: np.ndarray | None = None) -> list[Trial]:
+    """All designs over sizes x multiplicities x anchors x labelings x layouts."""
+    out: list[Trial] = []
+    for q in anchors(domain, n_anchors):
+        fs = domain.labelings(rng, n_labelings, anchor=int(q))
+        for fi, f in enumerate(fs):
+            for n in sizes:
+                mults = sorted({1, max(1, (n - 1) // 8)})
+                for m in mults:
+                    for layout in (("sorted", "interleaved") if m > 1 else ("sorted",)):
+                        out += design_trials(domain, relation, n, m, int(q), f, layout=layout,
+                                             queries=queries, labeling=f"f{fi}")
+    return out
+
+
+def random_family(domain: Domain, relation: str, sizes: list[int], rng: np.random.Generator,
+                  count: int, *, noise: float = 0.1, queries: np.ndarray | None = None) -> list[Trial]:
+    """`count` random datasets with a random neighbour each.
+
+    Draws: n i.i.d. locations, uniform over the domain or clustered (a few centres, geometric
+    spread in sort order); labels from a random labeling (class row when known: realizable),
+    each flipped with probability `noise` in the noisy half of the draws.
+    """
+    out: list[Trial] = []
+    for t in range(count):
+        n = int(rng.choice(sizes))
+        f = domain.labelings(rng, 1)[-1]
+        if rng.random() < 0.5:
+            loc = rng.integers(0, domain.N, size=n)
+            dist = "uniform"
+        else:
+            centres = rng.integers(0, domain.N, size=int(rng.integers(1, 4)))
+            off = rng.geometric(0.3, size=n) * rng.choice([-1, 1], size=n)
+            loc = np.clip(centres[rng.integers(0, centres.size, size=n)] + off, 0, domain.N - 1)
+            dist = "clustered"
+        y = f[loc].astype(np.int8)
+        noisy = rng.random() < 0.5
+        if noisy:
+            y = np.where(rng.random(n) < noise, 1 - y, y).astype(np.int8)
+        i = int(rng.integers(0, n))
+        L, Y = np.delete(loc, i), np.delete(y, i)
+        ra = (int(loc[i]), int(y[i]))
+        if relation == "label":
+            rb = (ra[0], 1 - ra[1])
+        elif relation == "add-remove":
+            rb = None
+        else:
+            new = int(rng.integers(0, domain.N)) if rng.random() < 0.7 else ra[0]
+            rb = (new, int(rng.integers(0, 2)) if new != ra[0] else 1 - ra[1])
+        params = {"n": n, "draw": dist, "labels": "noisy" if noisy else "realizable", "index": i}
+        out.append(_trial(domain, L, Y, ra, rb, "random", params, queries, pos=i))
+    return out
+
+
+def data_family(data: Dataset, domain: Domain, relation: str, rng: np.random.Generator,
+                count: int, *, queries: np.ndarray | None = None) -> list[Trial]:
+    """Neighbours of the user's own dataset (the background is fixed: it is their data).
+
+    Records chosen first where one record matters most: alone at its location, next to a record
+    of the other label (a class boundary), then at random. Each gets the relation's edits: a
+    label flip, a move into the widest gap or far away, or a removal.
+    """
+    loc = domain.nearest(data.X)
+    y = data.y.astype(int)
+    uniq, counts = np.unique(loc, return_counts=True)
+    mult = dict(zip(uniq.tolist(), counts.tolist()))
+    # opposite-label neighbour distance per record
+    dmin = np.full(data.n, np.inf)
+    for lab in (0, 1):
+        other = loc[y != lab]
+        if other.size:
+            sel = y == lab
+            dmin[sel] = domain._dist[np.ix_(loc[sel], other)].min(axis=1)
+    score = np.array([mult[int(j)] for j in loc]) + dmin / (dmin[np.isfinite(dmin)].max() + 1e-12
+                                                            if np.isfinite(dmin).any() else 1.0)
+    order = np.argsort(score, kind="stable")
+    k_pick = max(1, min(data.n, count // 2))
+    picked = list(order[: (k_pick + 1) // 2]) + list(rng.permutation(data.n)[: k_pick])
+    idx = list(dict.fromkeys(int(i) for i in picked))[:k_pick]
+    from .queries import gap_point
+    gap = gap_point(domain, loc)
+    out: list[Trial] = []
+    for i in idx:
+        L, Y = np.delete(loc, i), np.delete(y, i).astype(np.int8)
+        ra = (int(loc[i]), int(y[i]))
+        edits: list[tuple[Any, str]] = []
+        if relation in ("replace-one", "label"):
+            edits.append(((ra[0], 1 - ra[1]), "flip label"))
+        if relation == "replace-one":
+            for tgt, what in ((gap, "move to gap"), (domain.far(ra[0]), "move far")):
+                if tgt is not None and tgt != ra[0]:
+                    edits += [((int(tgt), lab), f"{what}, label {lab}") for lab in (0, 1)]
+        if relation == "add-remove":
+            edits.append((None, "remove"))
+        for rb, what in edits:
+            t = Trial(data.X[np.arange(data.n) != i], Y, (data.X[i].copy(), int(y[i])),
+                      None if rb is None else (domain.points[rb[0]].copy(), int(rb[1])), i,
+                      np.zeros((0, data.d)), "data-neighbour", {"n": data.n, "index": i, "edit": what},
+                      fixed_background=True)
+            if queries is None:
+                recs = [ra[0]] + ([rb[0]] if rb is not None else [])
+                ql = query_locations(domain, recs, L, Y, MAX_QUERIES)
+                t = Trial(t.bg_X, t.bg_y, t.ra, t.rb, t.pos, domain.points[ql], t.design, t.params, True)
+            else:
+                t = Trial(t.bg_X, t.bg_y, t.ra, t.rb, t.pos, np.asarray(queries, float), t.design,
+                          t.params, True)
+            out.append(t)
+    return out[: max(count, 1)]
+
+
+__all__ = ["DESIGNS", "background", "design_trials", "adversarial_family", "random_family",
+           "data_family", "anchors"]

@@ -1,0 +1,549 @@
+"""Search for the worst neighbouring datasets, query points and events (DESIGN.md sections 4-5).
+
+`search` is what `audit.audit_learner` calls when it has no pairs: it proposes candidate
+``(S, S', queries)`` triples (attacks.families), scores them on *search* samples — exploration
+runs drawn from spawn keys ``(SEARCH, round, pair, side, chunk)``, disjoint from the core's
+explore (0) and confirm (1) keys — and hands a short list to the core, which explores them again
+on fresh samples, selects events and confirms with Bonferroni over the tests confirmed.
+Selection therefore never touches confirmation samples, however hard the search looks.
+
+A candidate's score is the bound a confirmation of ``confirm_runs`` runs per side is *expected*
+to certify at the estimated rates (the same criterion the core uses to pick events: large
+probability events certify more per sample than rare ones), i.e. the best candidate event's
+``expected_epsilon`` (or ``expected_delta`` for stability claims).
+
+Strategies
+----------
+``exhaustive``  every design of the adversarial family, equal runs each (one round).
+``random``      `candidates` random draws (random datasets and random design instances).
+``adaptive``    successive halving (Jamieson & Talwalkar 2016) over the adversarial and random
+                families: runs go to candidates whose estimated bound grows; then
+                hill-climbing (local moves of the differing record, the background, the
+                multiplicities and the queries) on the best few, on fresh samples each step.
+``white-box``   the learner's exact oracle ``exact(data, queries) -> Pr[label = 1]`` scores
+                candidates (no runs spent), then exact hill-climbing. Labelled in the result;
+                the short list is still explored and confirmed black-box by the core.
+
+References
+----------
+Y. Dagan and V. Feldman, "PAC learning with stable and private predictions", COLT 2020,
+Sec. 5.4 (adversarial designs and "Search: hill-climb ... using the exact oracle").
+K. Jamieson and A. Talwalkar, "Non-stochastic best arm identification and hyperparameter
+optimization", AISTATS 2016 (successive halving).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from audit import stats
+from audit.auditor import SEARCH, OutputModel, Pair, explore
+from audit.errors import PrivauditError
+from audit.events import objective
+from audit.runners.base import chunk_rng
+from audit.runners.local import LocalRunner
+from audit.types import Claim, Dataset, as_queries
+
+from .domain import Domain, learner_domain
+from .families import adversarial_family, data_family, random_family
+from .trial import Trial
+
+STRATEGIES = ("exhaustive", "random", "adaptive", "white-box")
+DEFAULT_CANDIDATES = 48
+DEFAULT_SHORTLIST = 3
+MIN_RUNS = 256           # per side and candidate: below this an estimate says little
+PROBE_KEY = 1_000_000     # round index of the size probe (far above any search round)
+MAX_HISTORY = 300
+
+
+@dataclass
+class SearchOutcome:
+    """What `search` returns to the core: the short list and a JSON-able account."""
+
+    pairs: list
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class Scored:
+    trial: Trial
+    value: float           # expected confirmed bound (epsilon or delta, per the claim)
+    tiebreak: float        # plug-in statistic, orders candidates the bound cannot separate
+    detail: dict
+
+    @property
+    def key(self) -> tuple[float, float]:
+        return (self.value, self.tiebreak)
+
+
+# ---------------------------------------------------------------------------------------------
+# option handling
+# ---------------------------------------------------------------------------------------------
+def _positive_int(name: str, v: Any, allow_none: bool = True) -> int | None:
+    if v is None and allow_none:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+        raise PrivauditError(f"search option {name} must be a positive integer, got {v!r}")
+    return int(v)
+
+
+def default_search_runs(explore_runs: int) -> int:
+    """Default total search budget (runs over both sides of every candidate and round)."""
+    return int(min(max(8 * explore_runs, 200_000), 4_000_000))
+
+
+# ---------------------------------------------------------------------------------------------
+# sizes: which n the learner accepts
+# ---------------------------------------------------------------------------------------------
+def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
+                   sizes: Any = None, max_size: int = 4096) -> list[int]:
+    """Dataset sizes to search: `sizes` if given, else the learner's ``search_sizes``, else the
+    smallest power of two (>= 8) the learner accepts, and four times it.
+
+    The probe runs the learner twice on a small design; its randomness comes from the search's
+    own spawn key, so it never overlaps the core's samples.
+    """
+    given = sizes if sizes is not None else getattr(learner, "search_sizes", None)
+    if given is not None:
+        try:
+            out = sorted({int(s) for s in given})
+        except (TypeError, ValueError):
+            raise PrivauditError(f"search sizes must be integers, got {given!r}") from None
+        if not out or out[0] < 2:
+            raise PrivauditError(f"search sizes must be >= 2, got {out}")
+        return out
+    rng = chunk_rng(seed, (SEARCH, PROBE_KEY), 0)
+    f = (domain.key() >= domain.key()[domain.N // 2]).astype(np.int8)
+    n, errors = 8, []
+    while n <= max_size:
+        from .families import design_trials
+        t = design_trials(domain, relation, n, 1, domain.N // 2, f)[0]
+        try:
+            for ds in (t.a, t.b):
+                out = np.asarray(learner.predict(ds, t.queries[:1], 2, rng))
+                if out.shape != (2, 1):
+                    raise PrivauditError(f"predict returned shape {out.shape}, expected (2, 1)")
+            return sorted({n, min(4 * n, max_size)})
+        except (PrivauditError, ValueError) as exc:
+            errors.append(f"n={n}: {exc}")
+            n *= 2
+    raise PrivauditError(f"the search found no dataset size <= {max_size} that "
+                         f"{getattr(learner, 'name', 'the learner')!r} accepts; last error: "
+                         f"{errors[-1] if errors else '?'} (pass search_options={{'sizes': [...]}})")
+
+
+# ---------------------------------------------------------------------------------------------
+# scoring
+# ---------------------------------------------------------------------------------------------
+def _plugin(kp: float, np_: float, kq: float, nq: float, obj: str) -> float:
+    p, q = (kp + 0.5) / (np_ + 1.0), (kq + 0.5) / (nq + 1.0)
+    return p - q if obj == "delta" else math.log(p / q)
+
+
+def score_blackbox(learner: Any, trials: list[Trial], runs: int, round_index: int, *,
+                   claim: Claim, confirm_runs: int, confidence: float, tests: int, seed: int,
+                   runner: Any, journal: Any = None, progress: Any = None) -> list[Scored]:
+    """Score trials on fresh search samples (spawn keys ``(SEARCH, round_index, i, side)``)."""
+    if round_index >= PROBE_KEY:
+        raise PrivauditError("too many search rounds")
+    pairs = [Pair(t.a, t.b, as_queries(t.queries, t.a.d)) for t in trials]
+    models = [OutputModel("labels", "bits", len(p.queries)) for p in pairs]
+    cands = explore(learner, pairs, claim=claim, explore_runs=runs, confirm_runs=confirm_runs,
+                    confidence=confidence, tests=tests, seed=seed, runner=runner, journal=journal,
+                    progress=progress, key_prefix=(SEARCH, round_index), models=models)
+    obj = objective(claim)
+    best: dict[int, Any] = {}
+    for c in cands:
+        if c.pair_index not in best or c.score > best[c.pair_index].score:
+            best[c.pair_index] = c
+    out = []
+    for i, t in enumerate(trials):
+        c = best[i]
+        value = c.expected_delta if obj == "delta" else c.expected_epsilon
+        detail = {"p_hat": round(c.k_p / c.n_p, 6), "q_hat": round(c.k_q / c.n_q, 6),
+                  "event": c.event.describe(), "direction": c.direction, "runs": runs}
+        out.append(Scored(t, float(value), _plugin(c.k_p, c.n_p, c.k_q, c.n_q, obj), detail))
+    return out
+
+
+def exact_bounds(p: np.ndarray, q: np.ndarray, claim: Claim) -> tuple[float, float]:
+    """True (epsilon, delta at the claimed epsilon) of one pair from exact Pr[label = 1] arrays
+    over its queries: both labels, both directions, every query (single-query events)."""
+    P = np.concatenate([p, 1 - p])
+    Q = np.concatenate([q, 1 - q])
+    eps = 0.0
+    for a, b in ((P, Q), (Q, P)):
+        num = a - claim.delta
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(num > 1e-15, np.where(b > 0, np.log(num / np.where(b > 0, b, 1)), np.inf), 0.0)
+        eps = max(eps, float(np.max(r)))
+    delta = float(max(np.max(P - math.exp(claim.epsilon) * Q), np.max(Q - math.exp(claim.epsilon) * P), 0.0))
+    return eps, delta
+
+
+def score_exact(learner: Any, trials: list[Trial], *, claim: Claim, confirm_runs: int,
+                confidence: float, tests: int) -> list[Scored]:
+    """White-box scores: the bound a confirmation is expected to certify at the exact rates
+    (tiebreak: the exact epsilon or delta). Trials the oracle refuses score -inf."""
+    alpha = stats.per_bound_alpha(confidence, tests)
+    obj = objective(claim)
+    out = []
+    for t in trials:
+        try:
+            q = as_queries(t.queries, t.a.d)
+            pa = np.asarray(learner.exact(t.a, q), dtype=np.float64).reshape(-1)
+            pb = np.asarray(learner.exact(t.b, q), dtype=np.float64).reshape(-1)
+        except (ValueError, PrivauditError) as exc:  # too large for the oracle
+            out.append(Scored(t, -math.inf, -math.inf, {"exact": f"refused: {exc}"}))
+            continue
+        P = np.concatenate([pa, 1 - pa, pb, 1 - pb])
+        Q = np.concatenate([pb, 1 - pb, pa, 1 - pa])
+        e, d = stats.expected_bounds(np.clip(P, 0, 1), np.clip(Q, 0, 1), confirm_runs, alpha,
+                                     claim.epsilon, claim.delta)
+        e = np.where(np.isfinite(e), e, 0.0)
+        vals = d if obj == "delta" else e
+        k = int(np.argmax(vals + 1e-9 * (e if obj == "delta" else d)))
+        eps_true, delta_true = exact_bounds(pa, pb, claim)
+        out.append(Scored(t, float(vals[k]), delta_true if obj == "delta" else min(eps_true, 1e6),
+                          {"p_exact": round(float(P[k]), 6), "q_exact": round(float(Q[k]), 6),
+                           "epsilon_exact": eps_true, "delta_exact": delta_true}))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# mutations (hill-climbing moves); every mutant is again a valid neighbour pair
+# ---------------------------------------------------------------------------------------------
+def mutate(t: Trial, domain: Domain, relation: str, rng: np.random.Generator) -> Trial | None:
+    """One random local move, or None when the drawn move does not apply."""
+    P = domain.points
+    moves = ["record", "record-label", "query", "query"]
+    if not t.fixed_background and t.bg_y.size:
+        moves += ["bg-move", "bg-label", "bg-clone", "bg-clone-record"]
+    move = moves[int(rng.integers(len(moves)))]
+
+    def near(x) -> np.ndarray:
+        j = int(domain.nearest(x)[0])
+        return P[int(rng.choice(domain.near(j, 2)))].copy()
+
+    ra, rb = t.ra, t.rb
+    if move == "record":
+        if relation == "label":
+            x = near(ra[0])
+            ra, rb = (x, ra[1]), (x.copy(), rb[1])
+        elif rb is None or (ra is not None and rng.random() < 0.5):
+            ra = (near(ra[0]), ra[1])
+        else:
+            rb = (near(rb[0]), rb[1])
+        new = _requery(t, domain, ra, rb)
+        return t.evolve(ra=ra, rb=rb, queries=new, params={**t.params})
+    if move == "record-label":
+        if relation == "label":
+            return None
+        if rb is None or rng.random() < 0.5:
+            ra = (ra[0], 1 - ra[1])
+        else:
+            rb = (rb[0], 1 - rb[1])
+        if rb is not None and np.array_equal(ra[0], rb[0]) and ra[1] == rb[1]:
+            return None
+        return t.evolve(ra=ra, rb=rb)
+    if move == "query":
+        Q = np.array(t.queries, copy=True)
+        k = int(rng.integers(len(Q)))
+        src = Q[int(rng.integers(len(Q)))] if rng.random() < 0.5 else ra[0]
+        Q[k] = near(src)
+        if np.unique(Q, axis=0).shape[0] != len(Q):
+            return None
+        return t.evolve(queries=Q)
+    X, Y = np.array(t.bg_X, copy=True), np.array(t.bg_y, copy=True)
+    k = int(rng.integers(Y.size))
+    if move == "bg-move":
+        X[k] = near(X[k])
+    elif move == "bg-label":
+        Y[k] = 1 - Y[k]
+    elif move == "bg-clone":
+        s = int(rng.integers(Y.size))
+        X[k], Y[k] = X[s], Y[s]
+    else:  # one more background copy at the record's location (with either label)
+        X[k], Y[k] = ra[0], int(rng.integers(0, 2))
+    return t.evolve(bg_X=X, bg_y=Y)
+
+
+def _requery(t: Trial, domain: Domain, ra, rb) -> np.ndarray:
+    """Keep the differing record's locations among the queries after it moved."""
+    Q = np.array(t.queries, copy=True)
+    recs = [r[0] for r in (ra, rb) if r is not None]
+    for i, x in enumerate(recs[: len(Q)]):
+        if not any(np.array_equal(x, q) for q in Q):
+            Q[i] = x
+    _, first = np.unique(Q, axis=0, return_index=True)
+    return Q[np.sort(first)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the search
+# ---------------------------------------------------------------------------------------------
+class _Budget:
+    def __init__(self, total: int) -> None:
+        self.total, self.used = int(total), 0
+
+    @property
+    def left(self) -> int:
+        return self.total - self.used
+
+
+def _history_entry(s: Scored, round_index: int, phase: str, obj: str) -> dict:
+    return {"round": round_index, "phase": phase, **s.trial.describe(),
+            f"estimated_{obj}": (round(s.value, 6) if math.isfinite(s.value) else None), **s.detail}
+
+
+def _dedupe(trials: list[Trial]) -> list[Trial]:
+    seen, out = set(), []
+    for t in trials:
+        k = t.key()
+        if k not in seen:
+            seen.add(k)
+            out.append(t)
+    return out
+
+
+def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, claim: Claim,
+           runner: Any = None, seed: int = 0, confidence: float = 0.95, explore_runs: int = 100_000,
+           confirm_runs: int = 1_000_000, tests: int = 1, journal: Any = None, progress: Any = None,
+           strategy: str = "adaptive", search_runs: int | None = None,
+           candidates: int | None = None, shortlist: int = DEFAULT_SHORTLIST, sizes: Any = None,
+           domain: Any = None, hill_steps: int | None = None) -> SearchOutcome:
+    """Find neighbouring datasets and query points where `learner` leaks most.
+
+    Parameters
+    ----------
+    learner : Learner
+        The black box (``predict``); ``exact`` is used only by ``strategy="white-box"``.
+    data : Dataset, optional
+        The user's dataset: only its neighbours are searched (background fixed).
+    queries : array (q, d), optional
+        Fixed query points for every candidate (default: searched per candidate).
+    claim : Claim
+        Decides the neighbour relation, the scope and what is maximised (epsilon, or delta
+        for stability claims).
+    runner, seed, confidence, explore_runs, confirm_runs, tests, journal, progress
+        As for `audit.audit_learner`; search samples use spawn keys ``(SEARCH, round, ...)``.
+    strategy : {"exhaustive", "random", "adaptive", "white-box"}
+    search_runs : int, optional
+        Total black-box runs the search may spend (both sides, all candidates and rounds);
+        default `default_search_runs(explore_runs)`. Ignored by white-box.
+    candidates : int, optional
+        Candidate triples proposed at the start (default 48; exhaustive: all designs).
+    shortlist : int
+        How many pairs go to the core (default 3).
+    sizes : list of int, optional
+        Dataset sizes (default: discovered, see `discover_sizes`).
+    domain : HypothesisClass or (N, d) array, optional
+        Where records may lie (default: `attacks.domain.learner_domain`).
+    hill_steps : int, optional
+        Cap on hill-climbing steps (adaptive, white-box).
+
+    Returns
+    -------
+    SearchOutcome
+        ``pairs``: `audit.auditor.Pair` list (each with its own queries and ``found_by``);
+        ``info``: strategy, white_box, history (candidates tried with estimated bounds),
+        search_runs, time_s, domain, sizes, ...
+    """
+    t0 = time.perf_counter()
+    if strategy not in STRATEGIES:
+        raise PrivauditError(f"unknown search strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
+    if not isinstance(claim, Claim):
+        raise PrivauditError("search needs a Claim")
+    relation = claim.neighbours
+    search_runs = _positive_int("search_runs", search_runs) or default_search_runs(explore_runs)
+    candidates = _positive_int("candidates", candidates) or DEFAULT_CANDIDATES
+    shortlist = _positive_int("shortlist", shortlist, allow_none=False)
+    runner = runner if runner is not None else LocalRunner()
+    if strategy == "white-box" and not callable(getattr(learner, "exact", None)):
+        raise PrivauditError(f"strategy 'white-box' needs an exact oracle: "
+                             f"{getattr(learner, 'name', 'the learner')!r} has no exact(data, queries)")
+    dom = learner_domain(learner, data, domain)
+    if data is not None:
+        data = data if isinstance(data, Dataset) else Dataset(*data)
+    qfix = None if queries is None else as_queries(queries, dom.d)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(SEARCH, PROBE_KEY + 1)))
+    obj = objective(claim)
+
+    # ---- the candidate pool -----------------------------------------------------------------
+    if data is not None:
+        size_list = [data.n]
+        pool = data_family(data, dom, relation, rng, max(candidates, 4), queries=qfix)
+    else:
+        size_list = discover_sizes(learner, dom, relation, seed, sizes)
+        n_anchors = dom.N if strategy in ("exhaustive", "white-box") and dom.N <= 12 else 3
+        adv = adversarial_family(dom, relation, size_list, rng, n_anchors=n_anchors, queries=qfix)
+        if strategy == "random":
+            rnd = random_family(dom, relation, size_list, rng, candidates, queries=qfix)
+            picks = rng.choice(len(adv), size=min(len(adv), candidates // 2), replace=False)
+            pool = rnd[: candidates - picks.size] + [adv[i] for i in picks]
+        elif strategy == "adaptive":
+            n_rand = max(1, candidates // 4)
+            take = rng.choice(len(adv), size=min(len(adv), candidates - n_rand), replace=False)
+            pool = [adv[i] for i in sorted(take)] + random_family(dom, relation, size_list, rng,
+                                                                   n_rand, queries=qfix)
+        else:  # exhaustive / white-box: the whole adversarial family plus random draws
+            pool = adv + (random_family(dom, relation, size_list, rng, max(1, candidates // 4),
+                                        queries=qfix) if strategy == "white-box" else [])
+    pool = _dedupe(pool)
+
+    history: list[dict] = []
+    budget = _Budget(0 if strategy == "white-box" else search_runs)
+    kw = dict(claim=claim, confirm_runs=confirm_runs, confidence=confidence, tests=tests, seed=seed,
+              runner=runner, journal=journal, progress=progress)
+    round_index = 0
+
+    def bb(trials: list[Trial], runs: int, phase: str) -> list[Scored]:
+        nonlocal round_index
+        scored = score_blackbox(learner, trials, runs, round_index, **kw)
+        budget.used += 2 * runs * len(trials)
+        for s in scored:
+            history.append(_history_entry(s, round_index, phase, obj))
+        round_index += 1
+        return scored
+
+    def wb(trials: list[Trial], phase: str) -> list[Scored]:
+        nonlocal round_index
+        scored = score_exact(learner, trials, claim=claim, confirm_runs=confirm_runs,
+                             confidence=confidence, tests=tests)
+        for s in scored:
+            history.append(_history_entry(s, round_index, phase, obj))
+        round_index += 1
+        return scored
+
+    steps_done = 0
+    if strategy == "white-box":
+        scored = wb(pool, "exact scoring")
+        scored, steps_done = _hill_climb(scored, dom, relation, rng,
+                                         lambda ts: wb(ts, "exact hill-climbing"),
+                                         steps=hill_steps if hill_steps is not None else 40,
+                                         beam=3, mutants=8)
+    elif strategy in ("exhaustive", "random"):
+        runs = max(MIN_RUNS, search_runs // (2 * len(pool)))
+        scored = bb(pool, runs, strategy)
+    else:
+        scored = _successive_halving(pool, bb, budget, int(0.6 * search_runs), keep=max(shortlist, 4))
+        per = max(MIN_RUNS, budget.left // (2 * 14 * 6)) if budget.left > 0 else 0
+        if per and budget.left >= 2 * per * 4:
+            def step(ts):
+                return bb(ts, per, "hill-climbing")
+            scored, steps_done = _hill_climb(
+                scored, dom, relation, rng, step, beam=2, mutants=5,
+                steps=hill_steps if hill_steps is not None else 100,
+                stop=lambda: budget.left < 2 * per * 12)
+
+    ranked = sorted(scored, key=lambda s: s.key, reverse=True)
+    chosen: list[Scored] = []
+    seen = set()
+    for s in ranked:
+        k = s.trial.key()
+        if k in seen:
+            continue
+        seen.add(k)
+        chosen.append(s)
+        if len(chosen) == shortlist:
+            break
+    pairs = [Pair(s.trial.a, s.trial.b, as_queries(s.trial.queries, s.trial.a.d),
+                  label=s.trial.design, found_by=s.trial.found_by(strategy)) for s in chosen]
+    if len(history) > MAX_HISTORY:   # keep the first proposals and the best ones
+        best = sorted(history, key=lambda h: h.get(f"estimated_{obj}") or -1, reverse=True)
+        keep = {id(h) for h in history[: MAX_HISTORY // 2]} | {id(h) for h in best[: MAX_HISTORY // 2]}
+        history = [h for h in history if id(h) in keep]
+    info = {
+        "strategy": strategy,
+        "white_box": strategy == "white-box",
+        "objective": obj,
+        "domain": dom.source,
+        "domain_points": dom.N,
+        "sizes": size_list,
+        "candidates_proposed": len(pool),
+        "search_runs": int(budget.used),
+        "search_budget": int(budget.total),
+        "rounds": round_index,
+        "hill_climbing_steps": steps_done,
+        "shortlist": [dict(s.trial.describe(), **{f"estimated_{obj}": s.value}, **s.detail)
+                      for s in chosen],
+        "history": history,
+        "time_s": round(time.perf_counter() - t0, 3),
+    }
+    return SearchOutcome(pairs, _jsonable(info))
+
+
+def _successive_halving(pool: list[Trial], bb, budget: _Budget, total: int, keep: int) -> list[Scored]:
+    """Halve the field each round; every round gets an equal share of `total` runs."""
+    rounds = max(1, math.ceil(math.log2(max(len(pool), 1) / keep))) if len(pool) > keep else 1
+    alive = list(pool)
+    scored: list[Scored] = []
+    for r in range(rounds):
+        runs = max(MIN_RUNS, (total // rounds) // (2 * len(alive)))
+        scored = bb(alive, runs, f"halving {r + 1}/{rounds}")
+        scored.sort(key=lambda s: s.key, reverse=True)
+        if r < rounds - 1:
+            scored = scored[: max(keep, math.ceil(len(scored) / 2))]
+            alive = [s.trial for s in scored]
+    return scored
+
+
+def _hill_climb(scored: list[Scored], domain: Domain, relation: str, rng: np.random.Generator,
+                evaluate, *, steps: int, beam: int, mutants: int,
+                stop=lambda: False) -> tuple[list[Scored], int]:
+    """Beam hill-climbing: mutate the `beam` best, re-score parents and mutants together (fresh
+    samples each step, so the comparison is fair), keep the best `beam`.
+
+    Returns every candidate's latest score (the finalists first) and the steps taken.
+    """
+    pool = sorted(scored, key=lambda s: s.key, reverse=True)
+    finalists = pool[:beam]
+    done = 0
+    stale = 0
+    for _ in range(steps):
+        if stop():
+            break
+        kids: list[Trial] = []
+        for s in finalists:
+            tries = 0
+            made = 0
+            while made < mutants and tries < 4 * mutants:
+                tries += 1
+                m = mutate(s.trial, domain, relation, rng)
+                if m is not None:
+                    kids.append(m)
+                    made += 1
+        trials = _dedupe([s.trial for s in finalists] + kids)
+        new = sorted(evaluate(trials), key=lambda s: s.key, reverse=True)
+        done += 1
+        improved = new[0].trial not in [s.trial for s in finalists]
+        stale = 0 if improved else stale + 1
+        finalists = new[:beam]
+        if stale >= 8:
+            break
+    rest = [s for s in pool if s.trial not in [f.trial for f in finalists]]
+    return finalists + rest[: max(0, 8 - beam)], done
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating, float)):
+        v = float(x)
+        return v if math.isfinite(v) else (None if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    return x
+
+
+__all__ = ["search", "SearchOutcome", "STRATEGIES", "discover_sizes", "score_blackbox",
+           "score_exact", "exact_bounds", "mutate", "default_search_runs"]
