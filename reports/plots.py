@@ -226,7 +226,7 @@ def suite_overview(labels: list[str], eps_lower: list[float], claims: list[float
             ax.plot([ceil, ceil], [yi - 0.38, yi + 0.38], color=GREY, lw=1.2, ls="--")
     ax.set_yticks(y, labels)
     ax.set_xlim(0, top)
-    ax.set_xlabel("ε lower bound (bar), claimed ε (black), ceiling (grey dashed)")
+    ax.set_xlabel("ε lower bound (bar), claimed ε (black), ceiling (grey dashed, when on this scale)")
     return _svg(fig)
 
 
