@@ -236,18 +236,11 @@ def confirm(blackbox: Any, pairs: Sequence[Pair], chosen: Sequence[Candidate], *
     return tests
 
 
-def _versions() -> dict:
-    try:
-        from reports.provenance import versions
-        return versions()
-    except ImportError:  # reports not installed alongside: record the essentials
-        import platform
+def _provenance(blackbox: Any) -> dict:
+    """Package versions, and the git commit of the audited code when it lives in a checkout."""
+    from reports.provenance import git_commit, versions
 
-        import scipy
-
-        from . import __version__
-        return {"privaudit": __version__, "python": platform.python_version(),
-                "numpy": np.__version__, "scipy": scipy.__version__}
+    return {**versions(), "git_commit": git_commit(blackbox)}
 
 
 def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence: float,
@@ -308,7 +301,7 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
         against=against, search=search, runner=runner.describe(),
         timings={"explore_s": round(t1 - t0, 4), "confirm_s": round(t2 - t1, 4),
                  "total_s": round(t2 - t0, 4)},
-        versions=_versions(), notes=notes)
+        versions=_provenance(blackbox), notes=notes)
 
 
 # ---------------------------------------------------------------------------------------------
