@@ -18,5 +18,6 @@ from . import df_em  # noqa: F401,E402
 from . import df_sta  # noqa: F401,E402
 from . import df_real  # noqa: F401,E402
 from . import df_baselines  # noqa: F401,E402
+from . import df_pp2  # noqa: F401,E402
 
 __all__ = ["names", "get", "info", "register", "spec", "Spec", "coerce_params"]
