@@ -175,8 +175,12 @@ class RayRunner(Runner):
             self._started = True
         self._connected = True
         if self._remote is None:
+            # SPREAD: CPU-bound batches go to every node rather than packing the first ones.
+            # retry_exceptions=False: only system failures (dead worker or node) are retried;
+            # the black box's own exceptions are errors to report, not to repeat.
             self._remote = ray.remote(_run_batch).options(
-                num_cpus=1, max_retries=self.max_retries, retry_exceptions=False)
+                num_cpus=1, max_retries=self.max_retries, retry_exceptions=False,
+                scheduling_strategy="SPREAD")
 
     def workers(self) -> int:
         """CPUs currently in the cluster (the number of tasks that can run at once)."""
