@@ -108,6 +108,9 @@ class PrivatePredictionLearner:
         Final randomized response (Corollary-1 conversion to pure privacy).
     mode : {"practical", "paper"}
         How ``eps0`` and ``n'/n`` follow from ``epsilon`` (module docstring).
+    partition : {"random", "fixed"}
+        ``A^R``'s data-independent partition: fresh per run, or fixed (``nc-5`` forces fixed; a
+        fixed partition also gives any bug variant an exact oracle).
     hclass, grid, variant : see `PP2_VARIANTS`.
     """
 
@@ -118,6 +121,7 @@ class PrivatePredictionLearner:
     k: int = 0
     flip: bool = True
     mode: str = "practical"
+    partition: str = "random"
     hclass: str = "thr"
     grid: int = 64
     variant: str = "correct"
@@ -157,7 +161,9 @@ class PrivatePredictionLearner:
         else:
             self.claim = Claim(self.epsilon, min(a * self.epsilon, 0.999), "replace-one", "prediction")
             self.certified = Claim(3 * self.eps0, min(self.subsample, 0.999), "replace-one", "prediction")
-        self.partition = "fixed" if self.variant == "nc-5" else "random"
+        check_choice(self.partition, "partition", ("random", "fixed"))
+        if self.variant == "nc-5":
+            self.partition = "fixed"
         self._q = self.H.N // 2
 
     # -- sizes ---------------------------------------------------------------------------------
@@ -176,6 +182,18 @@ class PrivatePredictionLearner:
             eps_R = self.eps0 * n
             return eps_R, default_k(eps_R, self.alpha)
         return self.eps0, self.k
+
+    def ar_component(self, n: int):
+        """The inner ``A^R`` as a standalone learner for ``n`` records, claiming what DF-PP2
+        needs of it: ``eps0``-private prediction (component audit, spec 3.7 / 5.6 BV-PP2-1)."""
+        from .df_real import RealizablePrivateLearner
+        eps_R, k = self.ar_params(int(n))
+        comp = RealizablePrivateLearner(epsilon=eps_R, alpha=self.alpha, k=k, hclass=self.hclass,
+                                        grid=self.grid,
+                                        variant="nc-5" if self.partition == "fixed" else "correct")
+        comp.name = f"{self.name}/A^R(n={int(n)})"
+        comp.claim = comp.certified = Claim(self.eps0, 0.0, "replace-one", "prediction")
+        return comp
 
     def _check(self, prep: Prepared) -> None:
         _, k = self.ar_params(prep.n)
@@ -293,10 +311,11 @@ def pair_label_at_gap(H: HypothesisClass, n: int, q: int) -> tuple[Dataset, Data
           summary="subsample I, EM over H_{S_I} scored on S, relabel S by h, realizable private "
                   "learner A^R, flip alpha: O(eps)-private prediction", variants=PP2_VARIANTS)
 def make_df_pp2(epsilon: float = 1.0, alpha: float = 0.1, eps0: float = 0.0, subsample: float = 0.0,
-                k: int = 0, flip: bool = True, mode: str = "practical", hclass: str = "thr",
-                grid: int = 64, variant: str = "correct") -> PrivatePredictionLearner:
+                k: int = 0, flip: bool = True, mode: str = "practical", partition: str = "random",
+                hclass: str = "thr", grid: int = 64, variant: str = "correct") -> PrivatePredictionLearner:
     return PrivatePredictionLearner(epsilon=epsilon, alpha=alpha, eps0=eps0, subsample=subsample, k=k,
-                                    flip=flip, mode=mode, hclass=hclass, grid=grid, variant=variant)
+                                    flip=flip, mode=mode, partition=partition, hclass=hclass, grid=grid,
+                                    variant=variant)
 
 
 __all__ = ["PrivatePredictionLearner", "make_df_pp2", "theory_parameters", "pair_label_at_gap",

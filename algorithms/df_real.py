@@ -411,9 +411,11 @@ class RealizablePrivateLearner:
         if self.hclass != "thr":
             return []
         m = 8
-        return [pair_unanimous(self.H, self.k * m, self._q),
-                pair_majority_edge(self.H, self.k * m, self._q, self.k),
-                pair_sorted_shift(self.H, self.k, m)]
+        out = [pair_unanimous(self.H, self.k * m, self._q),
+               pair_majority_edge(self.H, self.k * m, self._q, self.k)]
+        if 2 * self.k + 2 < self.H.N:
+            out.append(pair_sorted_shift(self.H, self.k, m))
+        return out
 
     @cached_property
     def queries(self) -> np.ndarray:
