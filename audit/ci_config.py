@@ -354,7 +354,7 @@ def parse_config(text: str, path: str = "<config>", base_dir: str | Path = ".") 
         if spec is None:
             continue
         if spec.name in names:
-            probs.add(f"[[audit]] #{i + 1}", "name",
+            probs.add(f"[[audit]] #{i + 1} ({spec.name!r})", "name",
                       f"duplicate name {spec.name!r} (also audit #{names[spec.name] + 1}); names "
                       f"identify audits in JUnit and baselines: give each a distinct name",
                       "audit", i)

@@ -115,12 +115,17 @@ def run_suite(cfg: CIConfig, runner: Any = None, baseline: SuiteResult | None = 
     finally:
         if own:
             runner.close()
-    from .auditor import _versions
-
     return SuiteResult(name=cfg.name, confidence=cfg.confidence, correction=cfg.correction,
                        entries=entries, seed=cfg.seed,
                        timings={"total_s": round(time.perf_counter() - t0, 4)},
-                       versions=_versions(), runner=desc)
+                       versions=suite_versions(), runner=desc)
+
+
+def suite_versions() -> dict:
+    """Software versions and the git commit of the current directory (the repository under CI)."""
+    from reports.provenance import git_commit, versions
+
+    return {**versions(), "git_commit": git_commit()}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ missing package or a missing git is recorded as absent, never as a failed audit.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import platform
@@ -20,6 +21,7 @@ from typing import Any
 _PACKAGES = ("numpy", "scipy", "statsmodels", "ray")
 
 
+@functools.lru_cache(maxsize=None)   # ~10 ms per lookup; installed versions do not change mid-run
 def _dist_version(name: str) -> str | None:
     # importlib.metadata reads the installed metadata without importing the package, so this
     # stays cheap even for ray (whose import takes seconds).
