@@ -99,7 +99,7 @@ def subsample_erm_exact(prep: Prepared, m: int) -> np.ndarray:
     c = np.zeros((len(comp), L, 2), np.int64)
     c[:, keys // 2, keys % 2] = comp
     votes = block_votes(c[:, None, :, 0], c[:, None, :, 1], prep)[:, 0, :]     # (count, q)
-    return np.exp(logp) @ votes.astype(np.float64)
+    return np.clip(np.exp(logp) @ votes.astype(np.float64), 0.0, 1.0)
 
 
 def pair_gap_inclusion(H: HypothesisClass, n: int, q: int) -> tuple[Dataset, Dataset]:
