@@ -48,7 +48,7 @@ def _fmt(x: float | None) -> str:
 
 def table(suite) -> str:
     """A plain-text table of the suite (one row per audit)."""
-    head = ("", "name", "expect", "found", "eps_lower", "claim", "ceiling", "baseline")
+    head = ("", "name", "expect", "found", "eps_lower", "delta_lower", "claim", "ceiling", "baseline")
     rows = []
     for e in suite.entries:
         r = e.result
@@ -57,6 +57,7 @@ def table(suite) -> str:
             mark += " (regressed)"
         rows.append((mark, e.name, e.expect, e.status,
                      _fmt(r.epsilon_lower) if r else "-",
+                     f"{r.delta_lower:.3g}" if r else "-",
                      r.claim.describe().split(" [")[0] if r else "-",
                      _fmt(r.max_certifiable_epsilon) if r else "-",
                      _fmt(e.baseline_epsilon)))

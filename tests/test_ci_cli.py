@@ -182,3 +182,29 @@ def test_missed_violation_message():
                                 'ceiling 9.1000) at confidence 0.99; best witness: no witness')
     with pytest.raises(ValueError):
         render_junit(r)       # a single result is not a suite
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_ray_runner_gives_the_local_verdicts(ray_instance, tmp_path, monkeypatch):
+    """runner = "ray" with an address joins the cluster; same seed and chunks, same counts."""
+    from audit.ci_config import load_config
+    from audit.ci_run import make_suite_runner, run_suite
+
+    body = ('[defaults]\nexplore_runs = 4000\nconfirm_runs = 40000\nchunk_runs = 10000\n'
+            'runner = "{runner}"\n{address}\n'
+            '[[audit]]\nname = "rr"\nalgorithm = "dp-rr"\n'
+            '[[audit]]\nname = "em bug"\nalgorithm = "dp-em"\nparams = {{ variant = "bv-em-half" }}\n'
+            'expect = "violation"\n')
+    ray_cfg = load_config(_write(tmp_path, "ray.toml", body.format(
+        runner="ray", address=f'address = "{ray_instance}"')))
+    local_cfg = load_config(_write(tmp_path, "local.toml", body.format(runner="local", address="")))
+    runner = make_suite_runner(ray_cfg)
+    assert type(runner).__name__ == "RayRunner"
+    try:
+        on_ray = run_suite(ray_cfg, runner=runner)
+    finally:
+        runner.close()
+    local = run_suite(local_cfg)
+    assert on_ray.ok and local.ok
+    assert [e.result.epsilon_lower for e in on_ray.entries] == [e.result.epsilon_lower for e in local.entries]
