@@ -198,13 +198,14 @@ def _ln(v: float) -> float:
 
 
 def kappa_hat(m: int, alpha: float, epsilon: float, delta: float, d_u: float, C: float = 1.0,
-              realizable: bool = False) -> tuple[float, float]:
+              realizable: bool = False, clip: bool = True) -> tuple[float, float]:
     """KAPPA: ``kappa_hat`` and ``eps0 = epsilon / (4 kappa_hat)`` from the public size ``m``.
 
     Agnostic (Figure 1, eq. (4)): ``m = C (1/(alpha eps) + 1/eps^2)(d_U ln(kappa/eps) + ln(1/delta))``;
     realizable (Figure 2, eq. (5)): ``m = C (1/(alpha eps))(d_U ln(kappa/eps) + ln(1/delta))``.
-    Solved in log space (kappa_hat is exponential in m) and clipped to ``kappa_hat >= 1``
-    (Definition 6), so ``eps0 <= epsilon / 4``.
+    Solved in log space (kappa_hat is exponential in m) and, with ``clip`` (the default, used by
+    the learners), clipped to ``kappa_hat >= 1`` (Definition 6), so ``eps0 <= epsilon / 4``;
+    ``clip=False`` gives the raw formula (the spec's reference numbers).
 
     Returns
     -------
@@ -215,7 +216,8 @@ def kappa_hat(m: int, alpha: float, epsilon: float, delta: float, d_u: float, C:
         raise PrivauditError(f"d_U must be finite and > 0 for the doubling-dimension form of KAPPA, got {d_u}")
     f = C / (alpha * epsilon) if realizable else C * (1.0 / (alpha * epsilon) + 1.0 / epsilon ** 2)
     ln_kh = _ln(epsilon) + (m / f - _ln(1.0 / delta)) / d_u
-    ln_kh = max(ln_kh, 0.0)
+    if clip:
+        ln_kh = max(ln_kh, 0.0)
     kh = math.exp(ln_kh) if ln_kh < 700 else math.inf
     eps0 = 0.25 * epsilon * math.exp(-ln_kh)
     return kh, eps0
