@@ -103,8 +103,10 @@ algorithm = "dp-laplace"
 def test_baseline_written_compared_and_regression(tmp_path, capsys):
     base = tmp_path / "baseline.json"
     cfg = _write(tmp_path, "ci.toml", BASE.format(eps=0.5))
-    assert main(["ci", str(cfg), "--baseline", str(base), "--quiet"]) == 0
+    out_dir = tmp_path / "reports"
+    assert main(["ci", str(cfg), "--baseline", str(base), "--quiet", "--out", str(out_dir)]) == 0
     assert "Baseline written to" in capsys.readouterr().out
+    assert sorted(p.name for p in out_dir.iterdir()) == ["report.html", "report.md", "result.json"]
     stored = json.loads(base.read_text())
     assert stored["format"] == "privaudit-suite" and len(stored["entries"]) == 2
 
