@@ -15,17 +15,12 @@ import pytest
 
 import algorithms
 from algorithms import ch_covers as cv
-from algorithms.chaudhuri_hsu import (A2_VARIANTS, COVER_VARIANTS, EM_VARIANTS, _ds, focal_point)
+from algorithms.chaudhuri_hsu import A2_VARIANTS, COVER_VARIANTS, _ds, focal_point
 from audit import Claim, Dataset
 from audit.errors import PrivauditError
 from audit.stats import cp_lower, cp_upper
 
 LEARNERS = ["ch-em", "ch-a1", "ch-a1r", "ch-a2"]
-
-
-def _log_law(L, S):
-    rows, p = L.output_distribution(S)
-    return rows, p
 
 
 def _max_loss(L, S, Sb):
