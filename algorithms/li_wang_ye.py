@@ -19,9 +19,10 @@
   portions, consistent base learners, EM over the two labels with votes as scores.
 * ``lwy-p2`` -- Theorem 20: A_Agnostic with A = P1 (eps_agg = 1), a fresh pipeline per query.
 
-Claims (spec 4.1). ``claim`` is the bound the paper's own proof gives with its constants (n-free:
-``a2 <= e``, ``k/(n-k) <= 6 eps``); ``certified`` is the tighter derived bound of spec 5.3 for
-datasets of the factory's ``n``. With ``neighbours="label"`` the claims are the label-flip ones
+Claims (spec 4.1). ``claim`` is the registry's bound: for N2/P2 the explicit Lemma 15 bound
+``ln(e^eps + 4 a2 e^eps_A k/(n-k))`` of spec 5.3 for datasets of the factory's ``n`` records
+(``paper_claim`` holds the n-free form of the paper's proof, ``a2 <= e``, ``k/(n-k) <= 6 eps``);
+``certified`` is set where the claim differs from the tightest valid bound (the buggy v6 claim). With ``neighbours="label"`` the claims are the label-flip ones
 (T's labels are never read, so N2/P2 are exactly eps-DP for label flips, for any A).
 ``neighbours="auto"`` (the default) picks the relation of the variant's spec-4.4 design.
 
@@ -95,6 +96,7 @@ class LWYLearner:
     """Shared Learner plumbing: validation, blocking over runs, exact oracle dispatch."""
 
     name = "lwy"
+    scope = "model"
     claim: Claim
     certified: Claim | None = None
     pairs: list
@@ -240,16 +242,19 @@ class Transformation(LWYLearner):
         return base_outputs(self.H, self.base, h, wA, disA, qidx, rng)
 
     def relabel_distribution(self, data: Any) -> tuple[np.ndarray, np.ndarray]:
-        """White-box hook: exact distribution of the relabelling pattern on ``S_X``.
+        """White-box hook: the exact law of the relabelled multiset ``T^h``.
 
-        Returns (patterns (P, N) int8 rows of h restricted to S's locations, probabilities (P,))."""
+        Returns (outcomes (P, 2N) int64: T's count at each domain point, then h there (2 where T
+        has no point), probabilities (P,))."""
         cells = self._cells(as_dataset(data))
         vecs, p, P = self._relabel_exact(cells)
-        locs = np.unique(cells.loc)
-        pats = self.H.matrix[:, locs]
-        w = p @ P
-        uniq, inv = np.unique(pats, axis=0, return_inverse=True)
-        return uniq, np.bincount(inv.reshape(-1), weights=w, minlength=len(uniq))
+        wT = np.rint(cells.domain_counts(vecs)).astype(np.int64)                # (V, N)
+        lab = np.where(wT[:, None, :] > 0, self.H.matrix[None, :, :], 2)        # (V, K, N)
+        keys = np.concatenate([np.broadcast_to(wT[:, None, :], lab.shape), lab], axis=2)
+        w = (p[:, None] * P).reshape(-1)
+        keys = keys.reshape(-1, keys.shape[2])[w > 0]
+        uniq, inv = np.unique(keys, axis=0, return_inverse=True)
+        return uniq, np.bincount(inv.reshape(-1), weights=w[w > 0], minlength=len(uniq))
 
     def _relabel_exact(self, cells: Cells):
         k = self._checked_k(cells)
@@ -283,20 +288,21 @@ class Transformation(LWYLearner):
 
 
 def _claims_n2(L: Transformation, n: int, neighbours: str) -> None:
+    """Spec 4.1 registry: the derived Lemma 15 bound for datasets of ``n`` records (``paper_claim``:
+    the n-free form of the paper's proof, valid for every n with eps n >= 1, eps <= 1/3)."""
     eps, b = L.epsilon, L.base
-    if neighbours == "label":
-        L.claim = Claim(eps, 0.0, "label", "model")
-        L.certified = None
-        return
     pe, pd = n2_paper(eps, b.eps_A, b.delta_A)
+    L.paper_claim = Claim(pe, pd, "replace-one", L.scope)
+    if neighbours == "label":
+        L.claim = Claim(eps, 0.0, "label", L.scope)
+        return
     ce, cd = n2_certified(eps, n, b.eps_A, b.delta_A)
-    L.claim = Claim(pe, pd, "replace-one", "model")
-    L.certified = Claim(ce, cd, "replace-one", "model")
+    L.claim = Claim(ce, cd, "replace-one", L.scope)
     if L.variant == "v6":
-        L.claim = Claim(eps, min(eps * b.delta_A, 0.999), "replace-one", "model")
+        L.certified = L.claim
+        L.claim = Claim(eps, min(eps * b.delta_A, 0.999), "replace-one", L.scope)
     if L.variant == "v10":
-        L.claim = Claim(eps, b.delta_A, "replace-one", "model")
-        L.certified = None
+        L.claim = Claim(eps, b.delta_A, "replace-one", L.scope)
 
 
 def _resolve(variant: str, neighbours: str, base: str) -> tuple[str, str]:
@@ -527,8 +533,7 @@ class Auxiliary(LWYLearner):
 
 @register("lwy-n3", kind="learner", paper=PAPER, section="Algorithm 3 (A_Auxiliary), Claim 23",
           summary="A(T^h) XOR h_bar with T = U o V (V, W public): (2 + 2 ln 2, 4e delta)-DP w.r.t. U",
-          variants={"correct": "Algorithm 3 as published",
-                    "v1": "BUG V1: relabelling not privatised (argmax)"})
+          variants={"correct": "Algorithm 3 as published"})
 def lwy_n3(epsilon: float = 0.1, base: str = "em", eps_A: float = 1.0, delta_A: float = 0.0,
            u_size: int = 20, v_size: int = 20, cls: str = "thr", grid: int = 8,
            neighbours: str = "replace-one", variant: str = "correct") -> Auxiliary:
@@ -633,6 +638,7 @@ class Aggregate(LWYLearner):
     Each query is one complete independent run (prediction scope)."""
 
     per_query = True
+    scope = "prediction"
 
     def __init__(self, H, alpha: float, eps_agg: float, mode: str, variant: str,
                  epsilon: float | None = None) -> None:
@@ -703,7 +709,6 @@ def lwy_p1(eps_agg: float = 1.0, alpha: float = 0.5, cls: str = "thr", grid: int
 
 
 P2_VARIANTS = {"correct": "Theorem 20: A_Agnostic with A = P1 (eps_agg = 1), a fresh pipeline per query",
-               "v12": "BUG V12 inside P2: deterministic majority vote",
                "v15": "BUG V15: r computed for eps_agg = 1 but the aggregator applies eps "
                       "(utility regression only; privacy unaffected)"}
 
@@ -718,23 +723,19 @@ def lwy_p2(epsilon: float = 0.1, alpha: float = 0.5, cls: str = "thr", grid: int
     alpha = check_positive("alpha", alpha, upper=0.999)
     n = _check_n(n)
     _check_neighbours(neighbours)
-    neighbours = "label" if neighbours == "auto" and variant == "v12" else \
-        ("replace-one" if neighbours == "auto" else neighbours)
+    neighbours = "replace-one" if neighbours == "auto" else neighbours
     H = grid_class(cls, grid)
     L = Aggregate(H, alpha, 1.0, "em", variant, epsilon=epsilon)
     L.name = "lwy-p2"
+    L.base = Base("em", 1.0, 0.0)
+    _claims_n2(L, n, neighbours)
     if neighbours == "label":
-        L.claim = Claim(epsilon, 0.0, "label", "prediction")
         n1, c1 = designs.d1_sizes(epsilon, min_k=L.r)
         L.pairs = [designs.d1_label(n1, c1)]
         L.queries = np.array([[2.0]])
     else:
-        pe, _ = n2_paper(epsilon, 1.0, 0.0)
-        ce, _ = n2_certified(epsilon, n, 1.0, 0.0)
-        L.claim = Claim(pe, 0.0, "replace-one", "prediction")
-        L.certified = Claim(ce, 0.0, "replace-one", "prediction")
         L.pairs = [designs.d2_membership(n)]
-        L.queries = np.array([[2.0], [3.0]])
+        L.queries = np.array([[2.0]])
     L.params = dict(epsilon=epsilon, alpha=alpha, cls=cls, grid=grid, n=n, neighbours=neighbours,
                     variant=variant, r=L.r)
     return L
