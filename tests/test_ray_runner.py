@@ -218,6 +218,25 @@ def test_blackbox_exception_surfaces_and_is_not_retried(ray_instance, tmp_path):
     assert _lines(log) == 1  # the user's exception was not retried (max_retries is for crashes)
 
 
+def test_unimportable_blackbox_module_is_a_clear_error(ray_instance, tmp_path, monkeypatch):
+    from audit.runners.ray_runner import RayRunner
+
+    # Added to this process's path after the workers started: the driver can import it, the
+    # workers cannot, as on a cluster where the user's module was not installed.
+    (tmp_path / "late_bb_module.py").write_text(
+        "import numpy as np\n"
+        "class BB:\n"
+        "    name = 'late'\n"
+        "    def sample(self, inp, runs, rng):\n"
+        "        return np.zeros(runs, dtype=np.int8)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import late_bb_module
+
+    job = Job(late_bb_module.BB(), np.array([0]), 1000, CodeCounter(), key=(0,))
+    with pytest.raises(BlackBoxError, match=r"could not be loaded on a Ray worker \(No module named 'late_bb_module'"):
+        RayRunner(chunk_runs=1000).run([job], seed=0)
+
+
 # ---------------------------------------------------------------------------------------------
 # journal and progress on Ray
 # ---------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import sys
 import threading
 import time
@@ -145,12 +146,14 @@ class RayRunner(Runner):
         """Start or join Ray now (otherwise done by the first `run`)."""
         _import_ray()
         if not ray.is_initialized():
-            opts: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING,
-                                    "runtime_env": {"env_vars": {"PYTHONPATH": _user_pythonpath()}}}
+            opts: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
             if self.address is None:
                 # Local instances need no authentication; a token would be written to ~/.ray.
                 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-                opts.update(include_dashboard=False, num_cpus=self.num_cpus)
+                # Workers of a local instance import what this process imports. On a cluster
+                # the nodes' own environment decides (their PYTHONPATH is left alone).
+                opts.update(include_dashboard=False, num_cpus=self.num_cpus,
+                            runtime_env={"env_vars": {"PYTHONPATH": _user_pythonpath()}})
             else:
                 opts["address"] = self.address
             import signal
@@ -326,11 +329,15 @@ class RayRunner(Runner):
                 raise BlackBoxError(str(cause.args[0] if cause.args else cause)) from None
             if isinstance(cause, PrivauditError):
                 raise type(cause)(str(cause.args[0] if cause.args else cause)) from None
-            if isinstance(cause, (ImportError, AttributeError)) or "deserializ" in str(exc).lower():
+            text = str(exc)
+            if (isinstance(cause, (ImportError, AttributeError, rex.RaySystemError))
+                    or "No module named" in text or "deserializ" in text.lower()):
+                found = re.search(r"(No module named [^\n]+|Can't get attribute [^\n]+)", text)
+                why = found.group(1) if found else f"{type(cause).__name__}: {cause}"
                 raise BlackBoxError(
-                    f"black box {name!r} could not be loaded on a Ray worker ({type(cause).__name__}: "
-                    f"{cause}); privaudit and the module defining the black box must be importable "
-                    f"on every node (or use the local runner)") from exc
+                    f"black box {name!r} could not be loaded on a Ray worker ({why}); privaudit and "
+                    f"the module defining the black box must be importable on every node (install "
+                    f"them there, or set PYTHONPATH before `ray start`), or use the local runner") from exc
             raise
         except (rex.WorkerCrashedError, rex.NodeDiedError, rex.ObjectLostError,
                 rex.OutOfMemoryError) as exc:
