@@ -7,7 +7,11 @@ One JSON line per finished chunk::
 The fingerprint is a hash of everything the chunk's counts depend on — the seed, the job's key,
 its run count, the chunk size, the reducer (events, grids), the input's bytes, the queries' bytes
 and the black box's name, type and parameters — so a journal can only ever supply a chunk that
-would be recomputed identically; a changed seed, budget, event or input simply misses.
+would be recomputed identically; a changed seed, budget, event or input simply misses. A black
+box is described by its module, class, ``name`` and public data attributes (parameters such as
+``epsilon`` or ``variant``); attributes starting with ``_`` are taken for caches and left out,
+and so is its code: edit a black box's code without changing a parameter and an old journal
+would still be reused, so start a fresh output directory after such an edit.
 
 Each line is written with one ``write`` call, flushed and fsync'd before `put` returns, so after a
 crash (Ctrl-C, SIGTERM, SIGKILL, power loss) the file holds every chunk reported finished plus at
@@ -22,6 +26,7 @@ import json
 import os
 import threading
 import warnings
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -140,8 +145,8 @@ class Journal:
         self.fsync = fsync
         self._lock = threading.Lock()
         self._done: dict[tuple[str, int, int], dict] = {}
-        self._fp_cache: dict[tuple[int, int, Any], str] = {}
-        self._fp_keep: list[Any] = []
+        # job -> {(size, seed): fingerprint}; weak, so finished jobs (and their data) can go
+        self._fp_cache: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
         self.loaded = 0       # chunks read from an existing file
         self.torn = 0         # unreadable lines ignored
         self.hits = 0         # chunks supplied by `get`
@@ -192,14 +197,13 @@ class Journal:
 
     def _fingerprint(self, job: Any, size: int, seed: int | None) -> str:
         s = self.seed if seed is None else int(seed)
-        ck = (id(job), int(size), s)
-        fp = self._fp_cache.get(ck)
+        try:
+            per_job = self._fp_cache.setdefault(job, {})
+        except TypeError:  # not weak-referenceable: hash every time
+            return fingerprint(job, size, s)
+        fp = per_job.get((int(size), s))
         if fp is None:
-            fp = fingerprint(job, size, s)
-            # Jobs are immutable and kept alive by the caller during a run; keep a strong
-            # reference so id() cannot be reused by a different job while cached.
-            self._fp_cache[ck] = fp
-            self._fp_keep.append(job)
+            fp = per_job[(int(size), s)] = fingerprint(job, size, s)
         return fp
 
     def get(self, job: Any, index: int, size: int, seed: int | None = None) -> Reduction | None:
@@ -246,7 +250,6 @@ class Journal:
                 os.fsync(self._fh.fileno())
                 self._fh.close()
         self._fp_cache.clear()
-        self._fp_keep = []
 
     def __enter__(self) -> "Journal":
         return self
