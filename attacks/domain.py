@@ -107,15 +107,15 @@ class Domain:
         key = self.key()
         if anchor is not None:
             t = key[anchor]
-            # one side 0, other side 1, the anchor on either side: the boundary runs through it
-            out += [(key > t).astype(np.int8), (key >= t).astype(np.int8),
-                    (key < t).astype(np.int8), (key <= t).astype(np.int8)]
+            # one side 0, the other 1: the boundary runs through the anchor (the label AT the
+            # anchor never matters: designs put explicit records there or leave a gap)
+            out += [(key > t).astype(np.int8), (key < t).astype(np.int8)]
         if self.hypotheses is not None:
             M = self._class_matrix
             if M is not None and M.shape[0]:
                 rows = rng.choice(M.shape[0], size=min(count, M.shape[0]), replace=False)
                 out += [M[r].astype(np.int8) for r in rows]
-        while len(out) < count + (4 if anchor is not None else 0):
+        while len(out) < count + (2 if anchor is not None else 0):
             t = rng.choice(key)
             f = (key >= t).astype(np.int8)
             out.append(f if rng.random() < 0.5 else 1 - f)

@@ -31,7 +31,7 @@ from .queries import MAX_QUERIES, query_locations
 from .trial import Trial
 
 DESIGNS = ("flip-at-query", "gap-inclusion", "move-to-query")
-EXTRAS = ("none", "zeros", "ones", "tie")
+EXTRAS = ("none", "zeros", "ones", "tie", "all-zeros", "all-ones")
 
 
 def _layout(loc: np.ndarray, y: np.ndarray, layout: str) -> tuple[np.ndarray, np.ndarray]:
@@ -130,8 +130,10 @@ def design_trials(domain: Domain, relation: str, n: int, m: int, anchor: int, f:
     sup = spread(others, n_sup)
     for extra in EXTRAS:
         ex = {"none": [], "zeros": [(anchor, 0, m)], "ones": [(anchor, 1, m)],
-              "tie": [(anchor, 0, m), (anchor, 1, m)]}[extra]
-        if ex and sum(c for _, _, c in ex) >= size:
+              "tie": [(anchor, 0, m), (anchor, 1, m)],
+              # D5 at its extreme: the whole background sits at the query with one label
+              "all-zeros": [(anchor, 0, size)], "all-ones": [(anchor, 1, size)]}[extra]
+        if extra in ("zeros", "ones", "tie") and sum(c for _, _, c in ex) >= size:
             continue
         L, Y = background(domain, f, sup, size, ex, layout)
         p = dict(base, variant=extra)
@@ -169,10 +171,12 @@ def design_trials(domain: Domain, relation: str, n: int, m: int, anchor: int, f:
 
 
 def anchors(domain: Domain, count: int) -> np.ndarray:
-    """Anchor locations: spread over the domain, interior first (ends last)."""
+    """Anchor locations: `count` spread over the interior, then the two ends of the domain
+    order (for threshold-like classes the ends are where one label is rarest)."""
     sp = domain.spread(count + 2)
     inner = sp[1:-1] if sp.size > 2 else sp
-    return np.concatenate([inner, np.setdiff1d(sp, inner)]).astype(int)
+    ends = np.array([0, domain.N - 1])
+    return np.concatenate([inner, np.setdiff1d(ends, inner)]).astype(int)
 
 
 def adversarial_family(domain: Domain, relation: str, sizes: list[int], rng: np.random.Generator,

@@ -24,7 +24,8 @@ def boundary_points(domain: Domain, loc: np.ndarray, y: np.ndarray, near: int | 
     u = np.unique(loc)
     if u.size < 2:
         return []
-    maj = np.array([int(round(y[loc == j].mean())) for j in u])
+    ones_at = np.bincount(loc, weights=y, minlength=domain.N)[u]
+    maj = (2 * ones_at >= np.bincount(loc, minlength=domain.N)[u]).astype(int)
     ones, zeros = u[maj == 1], u[maj == 0]
     if not ones.size or not zeros.size:
         return []

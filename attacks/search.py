@@ -59,6 +59,7 @@ DEFAULT_SHORTLIST = 3
 MIN_RUNS = 256           # per side and candidate: below this an estimate says little
 PROBE_KEY = 1_000_000     # round index of the size probe (far above any search round)
 MAX_HISTORY = 300
+MAX_SIZE = 1 << 14        # hill-climbing never grows a dataset beyond this
 
 
 @dataclass
@@ -84,6 +85,23 @@ class Scored:
 # ---------------------------------------------------------------------------------------------
 # option handling
 # ---------------------------------------------------------------------------------------------
+def stratified(trials: list[Trial], k: int, rng: np.random.Generator) -> list[Trial]:
+    """`k` trials covering as many design kinds as possible: round-robin over the groups
+    (design, variant, record label), a random member of each group per turn."""
+    groups: dict[tuple, list[int]] = {}
+    for i, t in enumerate(trials):
+        g = (t.design, str(t.params.get("variant", "")).split(",")[0], t.params.get("record_label"))
+        groups.setdefault(g, []).append(i)
+    order = [rng.permutation(v).tolist() for v in groups.values()]
+    order = [order[i] for i in rng.permutation(len(order))]
+    out: list[int] = []
+    while len(out) < min(k, len(trials)):
+        for o in order:
+            if o and len(out) < k:
+                out.append(o.pop())
+    return [trials[i] for i in sorted(out)]
+
+
 def _positive_int(name: str, v: Any, allow_none: bool = True) -> int | None:
     if v is None and allow_none:
         return None
@@ -103,7 +121,7 @@ def default_search_runs(explore_runs: int) -> int:
 def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
                    sizes: Any = None, max_size: int = 4096) -> list[int]:
     """Dataset sizes to search: `sizes` if given, else the learner's ``search_sizes``, else the
-    smallest power of two (>= 8) the learner accepts, and four times it.
+    smallest power of two n0 >= 8 the learner accepts, max(4 n0, 256) and max(16 n0, 2048).
 
     The probe runs the learner twice on a small design; its randomness comes from the search's
     own spawn key, so it never overlaps the core's samples.
@@ -128,7 +146,9 @@ def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
                 out = np.asarray(learner.predict(ds, t.queries[:1], 2, rng))
                 if out.shape != (2, 1):
                     raise PrivauditError(f"predict returned shape {out.shape}, expected (2, 1)")
-            return sorted({n, min(4 * n, max_size)})
+            # small n: one record is a large share; large n with few locations: clusters heavy
+            # enough that only the hypotheses the record touches keep weight (spec 5.4 sizes)
+            return sorted({n, min(max(4 * n, 256), max_size), min(max(16 * n, 2048), max_size)})
         except (PrivauditError, ValueError) as exc:
             errors.append(f"n={n}: {exc}")
             n *= 2
@@ -218,12 +238,15 @@ def score_exact(learner: Any, trials: list[Trial], *, claim: Claim, confirm_runs
 # ---------------------------------------------------------------------------------------------
 # mutations (hill-climbing moves); every mutant is again a valid neighbour pair
 # ---------------------------------------------------------------------------------------------
-def mutate(t: Trial, domain: Domain, relation: str, rng: np.random.Generator) -> Trial | None:
-    """One random local move, or None when the drawn move does not apply."""
+def mutate(t: Trial, domain: Domain, relation: str, rng: np.random.Generator,
+           resize: bool = True) -> Trial | None:
+    """One random local move, or None when the drawn move does not apply.
+
+    ``resize=False`` keeps the dataset size (the user pinned the sizes)."""
     P = domain.points
     moves = ["record", "record-label", "query", "query"]
     if not t.fixed_background and t.bg_y.size:
-        moves += ["bg-move", "bg-label", "bg-clone", "bg-clone-record"]
+        moves += ["bg-move", "bg-label", "bg-clone", "bg-clone-record"] + (["bg-scale"] if resize else [])
     move = moves[int(rng.integers(len(moves)))]
 
     def near(x) -> np.ndarray:
@@ -260,6 +283,15 @@ def mutate(t: Trial, domain: Domain, relation: str, rng: np.random.Generator) ->
             return None
         return t.evolve(queries=Q)
     X, Y = np.array(t.bg_X, copy=True), np.array(t.bg_y, copy=True)
+    if move == "bg-scale":   # every background multiplicity doubled (or halved): same shape, other n
+        if rng.random() < 0.5 and Y.size < MAX_SIZE // 2:
+            X, Y = np.repeat(X, 2, axis=0), np.repeat(Y, 2)
+        elif Y.size >= 4:
+            X, Y = X[::2], Y[::2]
+        else:
+            return None
+        return t.evolve(bg_X=X, bg_y=Y, pos=min(t.pos * X.shape[0] // max(t.bg_y.size, 1), Y.size),
+                        params={**t.params, "n": Y.size + 1})
     k = int(rng.integers(Y.size))
     if move == "bg-move":
         X[k] = near(X[k])
@@ -388,9 +420,8 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
             pool = rnd[: candidates - picks.size] + [adv[i] for i in picks]
         elif strategy == "adaptive":
             n_rand = max(1, candidates // 4)
-            take = rng.choice(len(adv), size=min(len(adv), candidates - n_rand), replace=False)
-            pool = [adv[i] for i in sorted(take)] + random_family(dom, relation, size_list, rng,
-                                                                   n_rand, queries=qfix)
+            pool = stratified(adv, candidates - n_rand, rng) + random_family(
+                dom, relation, size_list, rng, n_rand, queries=qfix)
         else:  # exhaustive / white-box: the whole adversarial family plus random draws
             pool = adv + (random_family(dom, relation, size_list, rng, max(1, candidates // 4),
                                         queries=qfix) if strategy == "white-box" else [])
@@ -421,12 +452,13 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         return scored
 
     steps_done = 0
+    resize = sizes is None and getattr(learner, "search_sizes", None) is None
     if strategy == "white-box":
         scored = wb(pool, "exact scoring")
         scored, steps_done = _hill_climb(scored, dom, relation, rng,
                                          lambda ts: wb(ts, "exact hill-climbing"),
                                          steps=hill_steps if hill_steps is not None else 40,
-                                         beam=3, mutants=8)
+                                         beam=3, mutants=8, resize=resize)
     elif strategy in ("exhaustive", "random"):
         runs = max(MIN_RUNS, search_runs // (2 * len(pool)))
         scored = bb(pool, runs, strategy)
@@ -437,7 +469,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
             def step(ts):
                 return bb(ts, per, "hill-climbing")
             scored, steps_done = _hill_climb(
-                scored, dom, relation, rng, step, beam=2, mutants=5,
+                scored, dom, relation, rng, step, beam=2, mutants=5, resize=resize,
                 steps=hill_steps if hill_steps is not None else 100,
                 stop=lambda: budget.left < 2 * per * 12)
 
@@ -494,7 +526,7 @@ def _successive_halving(pool: list[Trial], bb, budget: _Budget, total: int, keep
 
 
 def _hill_climb(scored: list[Scored], domain: Domain, relation: str, rng: np.random.Generator,
-                evaluate, *, steps: int, beam: int, mutants: int,
+                evaluate, *, steps: int, beam: int, mutants: int, resize: bool = True,
                 stop=lambda: False) -> tuple[list[Scored], int]:
     """Beam hill-climbing: mutate the `beam` best, re-score parents and mutants together (fresh
     samples each step, so the comparison is fair), keep the best `beam`.
@@ -514,7 +546,7 @@ def _hill_climb(scored: list[Scored], domain: Domain, relation: str, rng: np.ran
             made = 0
             while made < mutants and tries < 4 * mutants:
                 tries += 1
-                m = mutate(s.trial, domain, relation, rng)
+                m = mutate(s.trial, domain, relation, rng, resize)
                 if m is not None:
                     kids.append(m)
                     made += 1

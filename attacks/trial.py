@@ -88,12 +88,13 @@ class Trial:
         """JSON-able summary for the search history."""
         def rec(r):
             return None if r is None else [np.asarray(r[0]).round(6).tolist(), int(r[1])]
-        return {"design": self.design, "n": self.n, **self.params, "record_a": rec(self.ra),
+        return {"design": self.design, **self.params, "n": self.n, "record_a": rec(self.ra),
                 "record_b": rec(self.rb), "queries": np.asarray(self.queries).round(6).tolist(),
                 "mutations": self.steps}
 
     def found_by(self, strategy: str) -> str:
-        p = ", ".join(f"{k}={v}" for k, v in self.params.items() if k in ("n", "m", "variant", "layout"))
+        p = ", ".join([f"n={self.n}"] + [f"{k}={v}" for k, v in self.params.items()
+                                         if k in ("m", "variant", "layout", "edit")])
         hill = f" + {self.steps} hill-climbing step(s)" if self.steps else ""
         return f"search ({strategy}): {self.design}({p}){hill}"
 

@@ -1,0 +1,122 @@
+"""Search quality and time per registered learner: does the search, with no pairs supplied, find a
+witness that the core confirms?
+
+For every learner (and each planted-bug variant) this runs
+``audit_learner(learner, search_options={...})`` -- the learner's built-in ``pairs`` are ignored --
+and prints: whether a violation was confirmed, the confirmed ``epsilon_lower`` (or
+``delta_lower`` for stability claims), the design that produced the witness, the search's runs
+and time, and, where the learner has an exact oracle, the exact epsilon (or delta) of the found
+pair next to the best exact value over the whole adversarial design family (white-box scoring of
+every design: the "best exhaustive" column).
+
+    python benchmarks/bench_search.py                      # every learner, every variant
+    python benchmarks/bench_search.py df-em df-cor1 --variants bv-em-1,correct
+    python benchmarks/bench_search.py --explore-runs 100000 --confirm-runs 1000000   # CLI defaults
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+
+import numpy as np
+
+import algorithms
+from attacks.domain import learner_domain
+from attacks.families import adversarial_family
+from attacks.search import default_search_runs, discover_sizes, exact_bounds
+from audit import audit_learner
+from audit.auditor import SEARCH
+from audit.events import objective
+from audit.runners.local import LocalRunner
+
+
+def best_exhaustive(learner, claim, seed: int) -> float | None:
+    """Best exact epsilon (delta for stability claims) over every design of the family."""
+    if not callable(getattr(learner, "exact", None)):
+        return None
+    dom = learner_domain(learner)
+    sizes = discover_sizes(learner, dom, claim.neighbours, seed)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(SEARCH, 7)))
+    best = None
+    for t in adversarial_family(dom, claim.neighbours, sizes, rng, n_anchors=3):
+        try:
+            pa, pb = learner.exact(t.a, t.queries), learner.exact(t.b, t.queries)
+        except ValueError:
+            continue
+        e, d = exact_bounds(np.asarray(pa), np.asarray(pb), claim)
+        v = d if objective(claim) == "delta" else e
+        best = v if best is None else max(best, v)
+    return best
+
+
+def exact_of_witness(learner, result) -> float | None:
+    if not callable(getattr(learner, "exact", None)):
+        return None
+    from audit.types import Dataset
+    w = result.witness
+    try:
+        a, b = Dataset.from_dict(w.a), Dataset.from_dict(w.b)
+        q = np.asarray(w.queries if w.queries is not None else [], float).reshape(-1, a.d)
+        if q.size == 0:
+            return None
+        e, d = exact_bounds(np.asarray(learner.exact(a, q)), np.asarray(learner.exact(b, q)), result.claim)
+    except ValueError:
+        return None
+    return d if objective(result.claim) == "delta" else e
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("names", nargs="*", help="learners (default: every registered learner)")
+    ap.add_argument("--variants", help="comma-separated variants (default: correct + every bug)")
+    ap.add_argument("--strategy", default="adaptive")
+    ap.add_argument("--explore-runs", type=int, default=20_000)
+    ap.add_argument("--confirm-runs", type=int, default=200_000)
+    ap.add_argument("--search-runs", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-exact", action="store_true", help="skip the exact-oracle columns")
+    ap.add_argument("--json", help="also write the rows to this JSON file")
+    args = ap.parse_args()
+    names = args.names or [n for n in algorithms.names() if algorithms.info(n)["kind"] == "learner"]
+    rows = []
+    print(f"{'learner':<9} {'variant':<10} {'flag':<5} {'bound':>8} {'exact':>8} {'best-exh':>8} "
+          f"{'runs':>9} {'search s':>8} {'total s':>8}  witness")
+    for name in names:
+        info = algorithms.info(name)
+        variants = args.variants.split(",") if args.variants else list(info["variants"])
+        for v in variants:
+            if v not in info["variants"]:
+                continue
+            learner = algorithms.get(name, variant=v)
+            t0 = time.perf_counter()
+            opts = {"strategy": args.strategy}
+            if args.search_runs:
+                opts["search_runs"] = args.search_runs
+            r = audit_learner(learner, explore_runs=args.explore_runs, confirm_runs=args.confirm_runs,
+                              seed=args.seed, runner=LocalRunner(), search_options=opts)
+            total = time.perf_counter() - t0
+            obj = objective(r.claim)
+            bound = r.delta_lower if obj == "delta" else r.epsilon_lower
+            ex = None if args.no_exact else exact_of_witness(learner, r)
+            best = None if args.no_exact else best_exhaustive(learner, r.claim, args.seed)
+            row = {"learner": name, "variant": v, "violation": r.violation, "objective": obj,
+                   "bound": bound, "exact_of_witness": ex, "best_exhaustive": best,
+                   "search_runs": r.search.get("search_runs"), "search_s": r.search.get("time_s"),
+                   "total_s": round(total, 2), "found_by": r.witness.found_by}
+            rows.append(row)
+
+            def f(x):
+                return "-" if x is None else ("inf" if x == math.inf else f"{x:.4f}")
+            print(f"{name:<9} {v:<10} {'YES' if r.violation else 'no':<5} {f(bound):>8} {f(ex):>8} "
+                  f"{f(best):>8} {row['search_runs'] or 0:>9} {row['search_s'] or 0:>8.1f} {total:>8.1f}  "
+                  f"{r.witness.found_by}", flush=True)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(rows, fh, indent=2, default=str)
+
+
+if __name__ == "__main__":
+    main()
