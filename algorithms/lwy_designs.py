@@ -30,8 +30,9 @@ def _ds(records: list[tuple[float, int, int]]) -> Dataset:
 
 
 def d1_sizes(eps: float, min_k: int = 1, balanced: bool = False) -> tuple[int, int]:
-    """(n, c1) of D1: n >= 10/eps (and eps n >= min_k); c1 - c0 ~ 1.6/eps (1 when balanced)."""
-    n = max(int(math.ceil(10.0 / eps - 1e-9)), int(math.ceil(min_k / eps - 1e-9)), 8)
+    """(n, c1) of D1: n >= 20/eps (so |T| >= 20 and EMLearner reveals h(x) almost surely) and
+    eps n >= min_k; c1 - c0 ~ 1.6/eps (1 when balanced)."""
+    n = max(int(math.ceil(20.0 / eps - 1e-9)), int(math.ceil(min_k / eps - 1e-9)), 8)
     if balanced:
         n += 1 - n % 2
         return n, (n + 1) // 2
