@@ -75,7 +75,7 @@ def test_bad_input_one_line_exit_2(capsys, argv, msg):
 
 
 def test_blackbox_mechanism_with_pairs_file(capsys, tmp_path, monkeypatch):
-    (tmp_path / "mymech.py").write_text(textwrap.dedent("""
+    (tmp_path / "cli_testmech_leaky.py").write_text(textwrap.dedent("""
         import numpy as np
         from audit import Claim
 
@@ -97,13 +97,14 @@ def test_blackbox_mechanism_with_pairs_file(capsys, tmp_path, monkeypatch):
     (tmp_path / "bad.json").write_text("[[0, 1")
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    code, out, _ = run(capsys, "audit", "--blackbox", "mymech:broken", "--pairs", "pairs.json", *FAST)
-    assert code == 1 and "leaky" in out
-    code, _, err = run(capsys, "audit", "--blackbox", "mymech:Garbage", "--pairs", "pairs.json", *FAST)
+    sys.modules.pop("cli_testmech_leaky", None)  # a module of that name must not be cached
+    code, out, _ = run(capsys, "audit", "--blackbox", "cli_testmech_leaky:broken", "--pairs", "pairs.json", *FAST)
+    assert code == 1 and "leaky" in out, _
+    code, _, err = run(capsys, "audit", "--blackbox", "cli_testmech_leaky:Garbage", "--pairs", "pairs.json", *FAST)
     assert code == 2 and "NaN" in err
-    code, _, err = run(capsys, "audit", "--blackbox", "mymech:broken", "--pairs", "bad.json", *FAST)
+    code, _, err = run(capsys, "audit", "--blackbox", "cli_testmech_leaky:broken", "--pairs", "bad.json", *FAST)
     assert code == 2 and "not valid JSON" in err
-    sys.modules.pop("mymech", None)
+    sys.modules.pop("cli_testmech_leaky", None)
 
 
 def test_csv_data_reader(tmp_path):
