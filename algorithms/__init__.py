@@ -21,5 +21,6 @@ from . import df_real  # noqa: F401,E402
 from . import df_baselines  # noqa: F401,E402
 from . import chaudhuri_hsu  # noqa: F401,E402
 from . import df_pp2  # noqa: F401,E402
+from . import bun_livni_moran  # noqa: F401,E402
 
 __all__ = ["names", "get", "info", "register", "spec", "Spec", "coerce_params"]

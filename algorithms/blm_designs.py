@@ -1,0 +1,178 @@
+"""Deterministic gadget batches and end-to-end neighbour designs for M (spec 6.4).
+
+A *gadget batch* of ``m = N + n`` examples (needs ``n >= |X|``): the stream ``batch[0:N]`` is
+alternating chunks A, B, A, ... of ``n`` examples that cover ``X`` once (in domain order, padded by
+repeating the last point), labelled by ``g_A`` resp. ``g_B`` (``g_A != g_B``); the final part ``T``
+covers ``X`` labelled by ``g_T``. Every tournament round then finds ``f0 = g_A != f1 = g_B`` at once
+(no redraw, no FAIL when ``N >= 2n(2^d - 1)``), and SOA agrees with the last occurrence of every
+point of ``T``, so ``G(batch) = g_T`` deterministically for every ``k``, ``y`` and pick.
+
+Hypotheses here are truth tables (int8 arrays of length ``|X|``), not necessarily in the class.
+Every design returns ``(S, S', queries)`` with ``S, S'`` replace-one neighbours.
+
+References
+----------
+M. Bun, R. Livni and S. Moran, FOCS 2020, Theorem 17; the designs follow the project's notes 6.4.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from audit.errors import PrivauditError
+from audit.types import Dataset
+
+from .blm_stable import GParams
+
+
+def cover(N: int, n: int, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` examples covering the domain ``0..N-1`` once, padded with the last point."""
+    if n < N:
+        raise PrivauditError(f"gadget batches need n_aux >= |X| = {N}, got n_aux = {n}")
+    xs = np.concatenate([np.arange(N), np.full(n - N, N - 1)]).astype(np.int64)
+    return xs, np.asarray(labels, dtype=np.int8)[xs]
+
+
+def gadget_batch(gT: np.ndarray, gA: np.ndarray, gB: np.ndarray, gp: GParams) -> tuple[np.ndarray, np.ndarray]:
+    """Domain indices and labels of one gadget batch (length ``gp.m``) with ``G(batch) = gT``."""
+    N = len(gT)
+    chunks = -(-gp.N // gp.n)
+    parts = [cover(N, gp.n, gA if i % 2 == 0 else gB) for i in range(chunks)]
+    xs = np.concatenate([p[0] for p in parts])[: gp.N] if parts else np.zeros(0, np.int64)
+    ys = np.concatenate([p[1] for p in parts])[: gp.N] if parts else np.zeros(0, np.int8)
+    tx, ty = cover(N, gp.n, gT)
+    return np.concatenate([xs, tx]), np.concatenate([ys, ty])
+
+
+def gadget_budget_ok(d: int, gp: GParams) -> bool:
+    """``N >= 2n(2^d - 1)``: the gadget's tournament never runs out of stream."""
+    return gp.N >= 2 * gp.n * (2 ** d - 1)
+
+
+def tables(N: int) -> dict[str, np.ndarray]:
+    """The named truth tables the designs use (``x0 = 0``, ``x1 = 1``)."""
+    z = np.zeros(N, np.int8)
+    a = z.copy()
+    a[0] = 1
+    u = z.copy()
+    u[min(1, N - 1)] = 1
+    gA = z.copy()
+    gA[N - 1] = 1
+    return {"b": z, "a": a, "u": u, "c": np.ones(N, np.int8), "gA": gA, "gB": z if N > 1 else 1 - gA}
+
+
+class Layout:
+    """Builds datasets for M: a list of batch outputs (truth tables) plus ``S'``."""
+
+    def __init__(self, domain: np.ndarray, gp: GParams, k: int, n_prime: int) -> None:
+        self.domain = domain
+        self.N = domain.shape[0]
+        self.gp, self.k, self.n_prime = gp, k, n_prime
+        t = tables(self.N)
+        self.gA, self.gB = t["gA"], t["b"].copy()
+        if self.N > 1:
+            self.gB[0] = 1 if t["gA"][0] == 0 else 0
+        if np.array_equal(self.gA, self.gB):
+            self.gB = 1 - self.gA
+
+    def dataset(self, outputs: list[np.ndarray], sx: list[int], sy: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        if len(outputs) != self.k:
+            raise PrivauditError(f"design needs exactly k = {self.k} batch outputs, got {len(outputs)}")
+        if len(sx) != self.n_prime:
+            raise PrivauditError(f"design needs exactly n' = {self.n_prime} examples in S', got {len(sx)}")
+        parts = [gadget_batch(o, self.gA, self.gB, self.gp) for o in outputs]
+        xs = np.concatenate([p[0] for p in parts] + [np.asarray(sx, np.int64)])
+        ys = np.concatenate([p[1] for p in parts] + [np.asarray(sy, np.int8)])
+        return xs, ys
+
+    def to_data(self, xs: np.ndarray, ys: np.ndarray) -> Dataset:
+        return Dataset(self.domain[xs], ys)
+
+    def t_position(self, batch: int, x: int) -> int:
+        """Index in the dataset of point ``x``'s (single) occurrence in batch ``batch``'s T."""
+        if x == self.N - 1 and self.gp.n > self.N:
+            raise PrivauditError("the last domain point is T's padding point; pick another")
+        return batch * self.gp.m + self.gp.N + x
+
+
+def _pair(L: Layout, outputs: list[np.ndarray], sx: list[int], sy: list[int], pos: int,
+          x_new: int, y_new: int) -> tuple[Dataset, Dataset]:
+    xs, ys = L.dataset(outputs, sx, sy)
+    S = L.to_data(xs, ys)
+    return S, S.replace(pos, L.domain[x_new], y_new)
+
+
+def crossing_two_bucket(L: Layout, tau_eff: float) -> tuple[Dataset, Dataset]:
+    """``floor(tau_eff)+1`` batches output ``a``, ``floor(tau_eff)`` output ``b``, the rest the
+    filler ``c``; ``S'`` = ``n'`` copies of ``(x0, b(x0))`` (GL prefers b over a and c).
+    The neighbour flips the label of ``x0`` in batch 0's T: that batch outputs ``b``.
+    A noiseless threshold flips ``{out = a}`` deterministically (B1); with noise the ratio is
+    about ``e^(0.9 eps_H)``."""
+    t = tables(L.N)
+    f = int(math.floor(tau_eff))
+    if 2 * f + 1 > L.k:
+        raise PrivauditError(f"crossing design needs k >= {2 * f + 1}, got k = {L.k}")
+    outs = [t["a"]] * (f + 1) + [t["b"]] * f + [t["c"]] * (L.k - 2 * f - 1)
+    return _pair(L, outs, [0] * L.n_prime, [0] * L.n_prime, L.t_position(0, 0), 0, 0)
+
+
+def tight_two_bucket(L: Layout, tau_eff: float) -> tuple[Dataset, Dataset]:
+    """``floor(tau_eff)`` batches output ``a``, ``ceil(tau_eff)`` output ``b`` (spec 6.4):
+    ratio of ``{out = a}`` exactly ``e^eps_H`` in the tails."""
+    t = tables(L.N)
+    f, c = int(math.floor(tau_eff)), int(math.ceil(tau_eff))
+    if f + c > L.k:
+        raise PrivauditError(f"two-bucket design needs k >= {f + c}, got k = {L.k}")
+    outs = [t["a"]] * f + [t["b"]] * c + [t["c"]] * (L.k - f - c)
+    return _pair(L, outs, [0] * L.n_prime, [0] * L.n_prime, L.t_position(0, 0), 0, 0)
+
+
+def singleton(L: Layout) -> tuple[Dataset, Dataset]:
+    """Batch 0 outputs the unique ``u``, all others ``b``; ``S'`` = ``n'`` copies of ``(x1, 1)``
+    (favours u). The neighbour turns batch 0's output into ``b``: ``P[out = u] ~ delta/2`` vs 0."""
+    t = tables(L.N)
+    outs = [t["u"]] + [t["b"]] * (L.k - 1)
+    x1 = min(1, L.N - 1)
+    return _pair(L, outs, [x1] * L.n_prime, [1] * L.n_prime, L.t_position(0, x1), x1, 0)
+
+
+def new_item(L: Layout, tau_eff: float, margin: float) -> tuple[Dataset, Dataset]:
+    """Low-count design whose batch-0 output differs from the all-ones ``v`` at one point ``x0``,
+    so one substitution (the label of ``x0`` in batch 0's T) makes batch 0 output ``v``."""
+    N = L.N
+    cap = int(math.floor(tau_eff - margin))
+    if cap < 1:
+        raise PrivauditError("new-item design needs tau_eff > margin + 1")
+    need = -(-L.k // cap)
+    first = np.ones(N, np.int8)
+    first[0] = 0
+    pool = [first] + [np.array([(i >> j) & 1 for j in range(N)], np.int8)
+                      for i in range(1, 2 ** min(N, 12) - 1) if i != 2 ** N - 2]
+    if need > len(pool):
+        raise PrivauditError(f"new-item design needs {need} distinct truth tables, the domain has {len(pool)}")
+    outs = [pool[i % need] for i in range(L.k)]
+    sx = [i % N for i in range(L.n_prime)]
+    return _pair(L, outs, sx, [1] * L.n_prime, L.t_position(0, 0), 0, 1)
+
+
+def gl_gap(L: Layout, gap: int) -> tuple[Dataset, Dataset]:
+    """``L'`` forced to ``{a, b}`` by large counts (half the batches each); ``S'`` has ``gap + 1``
+    copies of ``(x0, 0)`` and one ``(x0, 1)`` (err_a - err_b = gap), padded with ``(x1, 0)``; the
+    neighbour relabels the ``(x0, 1)``: gap + 2 (spec 6.3 inside M)."""
+    t = tables(L.N)
+    if gap + 2 > L.n_prime:
+        raise PrivauditError(f"GL-gap design needs n' >= {gap + 2}, got {L.n_prime}")
+    h = L.k // 2
+    outs = [t["a"]] * h + [t["b"]] * (L.k - h)
+    x1 = min(1, L.N - 1)
+    pad = L.n_prime - gap - 2
+    sx = [0] * (gap + 1) + [0] + [x1] * pad
+    sy = [0] * (gap + 1) + [1] + [0] * pad
+    pos = L.k * L.gp.m + gap + 1
+    return _pair(L, outs, sx, sy, pos, 0, 0)
+
+
+__all__ = ["gadget_batch", "gadget_budget_ok", "Layout", "tables", "crossing_two_bucket",
+           "tight_two_bucket", "singleton", "new_item", "gl_gap", "cover"]
