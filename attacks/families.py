@@ -19,6 +19,7 @@ by a class row (realizable) or with label noise (noisy), with a random neighbour
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -160,13 +161,23 @@ def design_trials(domain: Domain, relation: str, n: int, m: int, anchor: int, f:
                 p = dict(base, variant=f"{side}, gap {gap}", record_label=yv)
                 rb = None if relation == "add-remove" else (far, int(f[far]))
                 out.append(_trial(domain, L, Y, (anchor, yv), rb, "gap-inclusion", p, queries))
-    # D4: move to query
+    # D4: move to query -- from the far end onto an empty query location, and from a location
+    # of its own onto m background copies (the move creates a duplicate: the set of distinct
+    # x-values shrinks, which is what data-dependent covers and grids react to)
     if relation == "replace-one":
         L, Y = background(domain, f, spread(others, n_sup), size, [], layout)
         far = domain.far(anchor)
         for yv in (0, 1):
             p = dict(base, variant="far -> query", record_label=yv)
             out.append(_trial(domain, L, Y, (far, yv), (anchor, yv), "move-to-query", p, queries))
+        fresh = [j for j in domain.near(anchor, domain.N - 1)[::-1] if j not in set(sup.tolist())]
+        if fresh and m < size:
+            L, Y = background(domain, f, spread(others, max(1, (size - m) // m)), size,
+                              [(anchor, int(f[anchor]), m)], layout)
+            src = int(fresh[0])
+            for yv in (0, 1):
+                p = dict(base, variant="new -> duplicate", record_label=yv)
+                out.append(_trial(domain, L, Y, (src, yv), (anchor, yv), "move-to-query", p, queries))
     return out
 
 
@@ -205,8 +216,12 @@ def random_family(domain: Domain, relation: str, sizes: list[int], rng: np.rando
     each flipped with probability `noise` in the noisy half of the draws.
     """
     out: list[Trial] = []
+    lo, hi = min(sizes), max(sizes)
     for t in range(count):
-        n = int(rng.choice(sizes))
+        # log-uniform sizes between the smallest and largest: behaviour that changes only at
+        # particular n (data-size-dependent parameters) gets a chance to show
+        n = int(rng.choice(sizes)) if t % 2 == 0 or lo == hi else \
+            int(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
         f = domain.labelings(rng, 1)[-1]
         if rng.random() < 0.5:
             loc = rng.integers(0, domain.N, size=n)

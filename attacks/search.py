@@ -45,6 +45,7 @@ from audit import stats
 from audit.auditor import SEARCH, OutputModel, Pair, explore
 from audit.errors import PrivauditError
 from audit.events import objective
+from audit.reducers import CodeSet
 from audit.runners.base import chunk_rng
 from audit.runners.local import LocalRunner
 from audit.types import Claim, Dataset, as_queries
@@ -160,34 +161,72 @@ def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
 # ---------------------------------------------------------------------------------------------
 # scoring
 # ---------------------------------------------------------------------------------------------
-def _plugin(kp: float, np_: float, kq: float, nq: float, obj: str) -> float:
-    p, q = (kp + 0.5) / (np_ + 1.0), (kq + 0.5) / (nq + 1.0)
-    return p - q if obj == "delta" else math.log(p / q)
+RANK_ALPHA = 0.05        # one-sided level of the exploration-size bounds used to rank candidates
+
+
+def _rank_value(kp, np_, kq, nq, claim: Claim, obj: str) -> np.ndarray:
+    """A conservative estimate from exploration counts: the epsilon (delta) lower bound the
+    counts themselves support at level `RANK_ALPHA` per side. Small samples rank low, so many
+    noisy candidates cannot push a well-measured good one out (the winner's curse)."""
+    p_lo = stats.cp_lower(kp, np_, RANK_ALPHA)
+    q_hi = stats.cp_upper(kq, nq, RANK_ALPHA)
+    if obj == "delta":
+        return stats.delta_lower(p_lo, q_hi, claim.epsilon)
+    e = stats.epsilon_lower(p_lo, q_hi, claim.delta)
+    return np.where(np.isfinite(e), e, 50.0)
 
 
 def score_blackbox(learner: Any, trials: list[Trial], runs: int, round_index: int, *,
                    claim: Claim, confirm_runs: int, confidence: float, tests: int, seed: int,
-                   runner: Any, journal: Any = None, progress: Any = None) -> list[Scored]:
-    """Score trials on fresh search samples (spawn keys ``(SEARCH, round_index, i, side)``)."""
+                   runner: Any, journal: Any = None, progress: Any = None,
+                   tally: dict | None = None) -> list[Scored]:
+    """Score trials on fresh search samples (spawn keys ``(SEARCH, round_index, i, side)``).
+
+    Single-query events are pooled over every round a trial was scored in (`tally`, keyed by
+    the trial); joint events (model scope) are taken from this round. A trial's value is its
+    best event's conservative estimate (`_rank_value`); ties are broken by the bound a
+    confirmation of ``confirm_runs`` is expected to certify at the estimated rates.
+    """
     if round_index >= PROBE_KEY:
         raise PrivauditError("too many search rounds")
+    tally = {} if tally is None else tally
     pairs = [Pair(t.a, t.b, as_queries(t.queries, t.a.d)) for t in trials]
     models = [OutputModel("labels", "bits", len(p.queries)) for p in pairs]
     cands = explore(learner, pairs, claim=claim, explore_runs=runs, confirm_runs=confirm_runs,
                     confidence=confidence, tests=tests, seed=seed, runner=runner, journal=journal,
                     progress=progress, key_prefix=(SEARCH, round_index), models=models)
     obj = objective(claim)
-    best: dict[int, Any] = {}
+    alpha = stats.per_bound_alpha(confidence, tests)
+    per_trial: dict[int, list] = {}
     for c in cands:
-        if c.pair_index not in best or c.score > best[c.pair_index].score:
-            best[c.pair_index] = c
+        per_trial.setdefault(c.pair_index, []).append(c)
     out = []
     for i, t in enumerate(trials):
-        c = best[i]
-        value = c.expected_delta if obj == "delta" else c.expected_epsilon
-        detail = {"p_hat": round(c.k_p / c.n_p, 6), "q_hat": round(c.k_q / c.n_q, 6),
-                  "event": c.event.describe(), "direction": c.direction, "runs": runs}
-        out.append(Scored(t, float(value), _plugin(c.k_p, c.n_p, c.k_q, c.n_q, obj), detail))
+        pooled = tally.setdefault(t.key(), {})
+        rows = []          # (description, direction, kp, np, kq, nq)
+        for c in per_trial.get(i, []):
+            cols = c.event.columns if isinstance(c.event, CodeSet) else None
+            if cols is not None and len(cols) == 1:
+                k = (cols, c.event.codes, c.direction)
+                acc = pooled.setdefault(k, [0, 0, 0, 0, c.event.describe()])
+                acc[0] += c.k_p
+                acc[1] += c.n_p
+                acc[2] += c.k_q
+                acc[3] += c.n_q
+            else:
+                rows.append((c.event.describe(), c.direction, c.k_p, c.n_p, c.k_q, c.n_q))
+        rows += [(v[4], k[2], v[0], v[1], v[2], v[3]) for k, v in pooled.items()]
+        kp, np_, kq, nq = (np.array([r[j] for r in rows], dtype=np.float64) for j in range(2, 6))
+        value = _rank_value(kp, np_, kq, nq, claim, obj)
+        e, d = stats.expected_bounds(kp / np_, (kq + 0.5) / (nq + 1.0), confirm_runs, alpha,
+                                     claim.epsilon, claim.delta)
+        planned = np.where(np.isfinite(e), e, 0.0) if obj == "epsilon" else d
+        j = int(np.lexsort((planned, value))[-1])
+        r = rows[j]
+        detail = {"p_hat": round(r[2] / r[3], 6), "q_hat": round(r[4] / r[5], 6),
+                  "event": r[0], "direction": r[1], "runs": int(r[3]),
+                  f"expected_confirmed_{obj}": round(float(planned[j]), 6)}
+        out.append(Scored(t, float(value[j]), float(planned[j]), detail))
     return out
 
 
@@ -239,7 +278,7 @@ def score_exact(learner: Any, trials: list[Trial], *, claim: Claim, confirm_runs
 # mutations (hill-climbing moves); every mutant is again a valid neighbour pair
 # ---------------------------------------------------------------------------------------------
 def mutate(t: Trial, domain: Domain, relation: str, rng: np.random.Generator,
-           resize: bool = True) -> Trial | None:
+           resize: bool = True, min_size: int = 2) -> Trial | None:
     """One random local move, or None when the drawn move does not apply.
 
     ``resize=False`` keeps the dataset size (the user pinned the sizes)."""
@@ -286,7 +325,7 @@ def mutate(t: Trial, domain: Domain, relation: str, rng: np.random.Generator,
     if move == "bg-scale":   # every background multiplicity doubled (or halved): same shape, other n
         if rng.random() < 0.5 and Y.size < MAX_SIZE // 2:
             X, Y = np.repeat(X, 2, axis=0), np.repeat(Y, 2)
-        elif Y.size >= 4:
+        elif Y.size >= 4 and Y.size // 2 + 1 >= min_size:
             X, Y = X[::2], Y[::2]
         else:
             return None
@@ -428,17 +467,44 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
     pool = _dedupe(pool)
 
     history: list[dict] = []
+    refused: list[dict] = []
     budget = _Budget(0 if strategy == "white-box" else search_runs)
     kw = dict(claim=claim, confirm_runs=confirm_runs, confidence=confidence, tests=tests, seed=seed,
               runner=runner, journal=journal, progress=progress)
     round_index = 0
 
+    latest: dict[bytes, Scored] = {}     # every trial's most recent black-box score
+    tally: dict[bytes, dict] = {}        # every trial's pooled single-query event counts
+
+    accepted: dict[bytes, bool] = {}
+    probe_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(SEARCH, PROBE_KEY + 2)))
+
+    def acceptable(t: Trial) -> bool:
+        """Does the learner accept this input at all (size limits, domain, ...)? Two runs on
+        the search's own probe stream; a refusal drops the candidate instead of the search."""
+        k = t.key()
+        if k not in accepted:
+            try:
+                q = as_queries(t.queries, t.a.d)
+                for ds in (t.a, t.b):
+                    learner.predict(ds, q, 1, probe_rng)
+                accepted[k] = True
+            except (PrivauditError, ValueError) as exc:
+                accepted[k] = False
+                if len(refused) < 20:
+                    refused.append({"design": t.design, "n": t.n, "reason": str(exc)[:200]})
+        return accepted[k]
+
     def bb(trials: list[Trial], runs: int, phase: str) -> list[Scored]:
         nonlocal round_index
-        scored = score_blackbox(learner, trials, runs, round_index, **kw)
+        trials = [t for t in trials if acceptable(t)]
+        if not trials:
+            return []
+        scored = score_blackbox(learner, trials, runs, round_index, tally=tally, **kw)
         budget.used += 2 * runs * len(trials)
         for s in scored:
             history.append(_history_entry(s, round_index, phase, obj))
+            latest[s.trial.key()] = s
         round_index += 1
         return scored
 
@@ -458,20 +524,26 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         scored, steps_done = _hill_climb(scored, dom, relation, rng,
                                          lambda ts: wb(ts, "exact hill-climbing"),
                                          steps=hill_steps if hill_steps is not None else 40,
-                                         beam=3, mutants=8, resize=resize)
+                                         beam=3, mutants=8, resize=resize,
+                                         min_size=min(size_list))
     elif strategy in ("exhaustive", "random"):
-        runs = max(MIN_RUNS, search_runs // (2 * len(pool)))
+        runs = max(MIN_RUNS, int(0.75 * search_runs) // (2 * len(pool)))
         scored = bb(pool, runs, strategy)
+        scored = _validate(latest, bb, budget, shortlist)
     else:
-        scored = _successive_halving(pool, bb, budget, int(0.6 * search_runs), keep=max(shortlist, 4))
-        per = max(MIN_RUNS, budget.left // (2 * 14 * 6)) if budget.left > 0 else 0
-        if per and budget.left >= 2 * per * 4:
+        scored = _successive_halving(pool, bb, budget, int(0.45 * search_runs), keep=max(shortlist, 4))
+        beam, mutants = 2, 5
+        per = max(MIN_RUNS, int(0.3 * search_runs) // (2 * (beam + beam * mutants) * 8))
+        reserve = int(0.25 * search_runs)
+        if budget.left - reserve >= 2 * per * (beam + beam * mutants):
             def step(ts):
                 return bb(ts, per, "hill-climbing")
             scored, steps_done = _hill_climb(
-                scored, dom, relation, rng, step, beam=2, mutants=5, resize=resize,
+                scored, dom, relation, rng, step, beam=beam, mutants=mutants, resize=resize,
+                min_size=min(size_list),
                 steps=hill_steps if hill_steps is not None else 100,
-                stop=lambda: budget.left < 2 * per * 12)
+                stop=lambda: budget.left - reserve < 2 * per * (beam + beam * mutants))
+        scored = _validate(latest, bb, budget, shortlist)
 
     ranked = sorted(scored, key=lambda s: s.key, reverse=True)
     chosen: list[Scored] = []
@@ -502,12 +574,23 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         "search_budget": int(budget.total),
         "rounds": round_index,
         "hill_climbing_steps": steps_done,
+        "refused_by_learner": refused,
         "shortlist": [dict(s.trial.describe(), **{f"estimated_{obj}": s.value}, **s.detail)
                       for s in chosen],
         "history": history,
         "time_s": round(time.perf_counter() - t0, 3),
     }
     return SearchOutcome(pairs, _jsonable(info))
+
+
+def _validate(latest: dict, bb, budget: _Budget, shortlist: int) -> list[Scored]:
+    """Re-score the best few candidates on one more round of fresh samples with what is left of
+    the budget, so the short list is not simply the luckiest of many small-sample estimates
+    (the winner's curse of maximising over noisy scores)."""
+    top = sorted(latest.values(), key=lambda s: s.key, reverse=True)[: max(2 * shortlist, 6)]
+    if not top or budget.left < 2 * MIN_RUNS * len(top):
+        return top
+    return bb([s.trial for s in top], budget.left // (2 * len(top)), "validation")
 
 
 def _successive_halving(pool: list[Trial], bb, budget: _Budget, total: int, keep: int) -> list[Scored]:
@@ -527,6 +610,7 @@ def _successive_halving(pool: list[Trial], bb, budget: _Budget, total: int, keep
 
 def _hill_climb(scored: list[Scored], domain: Domain, relation: str, rng: np.random.Generator,
                 evaluate, *, steps: int, beam: int, mutants: int, resize: bool = True,
+                min_size: int = 2,
                 stop=lambda: False) -> tuple[list[Scored], int]:
     """Beam hill-climbing: mutate the `beam` best, re-score parents and mutants together (fresh
     samples each step, so the comparison is fair), keep the best `beam`.
@@ -546,7 +630,7 @@ def _hill_climb(scored: list[Scored], domain: Domain, relation: str, rng: np.ran
             made = 0
             while made < mutants and tries < 4 * mutants:
                 tries += 1
-                m = mutate(s.trial, domain, relation, rng, resize)
+                m = mutate(s.trial, domain, relation, rng, resize, min_size)
                 if m is not None:
                     kids.append(m)
                     made += 1

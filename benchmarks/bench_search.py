@@ -90,7 +90,11 @@ def main() -> None:
         for v in variants:
             if v not in info["variants"]:
                 continue
-            learner = algorithms.get(name, variant=v)
+            try:
+                learner = algorithms.get(name, variant=v)
+            except Exception as exc:  # noqa: BLE001 - a learner that cannot be built is reported
+                print(f"{name:<9} {v:<10} cannot build: {exc}", flush=True)
+                continue
             t0 = time.perf_counter()
             opts = {"strategy": args.strategy}
             if args.search_runs:
