@@ -28,6 +28,13 @@ batch region is sorted before partitioning), ``b9``/``b10`` (GenericLearner: ERM
 ``b14`` (randomness seeded from the data), ``b15`` (``S'`` overlaps the last batch), ``b18``
 (pruning on the true counts). Benign: ``benign-ln2``, ``benign-no-plus1``.
 
+Detectability (tests/test_blm_private.py): the default pairs (`default_pairs`: crossing
+two-bucket, singleton, new item among low counts, GL gap) flag b1-b5, b7, b10-b14; b6 and b9 are
+flagged on designed pairs (block-doubled two-bucket; GL gap -1 -> +1), b18 with ``eta = 0.52``
+(pruning threshold between two integer counts). b8 and b15 are implemented but NO design here
+flags them (sorted batches destroy the gadget structure; the tail of the last batch is a weak
+GL signal): an audit passing them says nothing. B16 (shared stream) is not implemented.
+
 References
 ----------
 M. Bun, R. Livni and S. Moran, FOCS 2020: Theorem 17 (global stability implies privacy),
