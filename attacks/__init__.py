@@ -9,8 +9,10 @@ the core explores again and confirms, and whose ``info`` becomes ``AuditResult.s
 
 from . import domain, families, neighbours, queries
 from .domain import Domain, learner_domain
+from .mechanisms import mechanism_pairs
 from .search import STRATEGIES, SearchOutcome, search
 from .trial import Trial
 
 __all__ = ["search", "SearchOutcome", "STRATEGIES", "Domain", "learner_domain", "Trial",
+           "mechanism_pairs",
            "neighbours", "families", "queries", "domain"]

@@ -194,8 +194,8 @@ def test_cli_search_flags(tmp_path, capsys):
     from audit.cli import main
 
     code = main(["audit", "df-em", "--param", "grid=16", "--variant", "bv-em-3", "--runner", "local",
-                 "--runs", "20000", "--explore-runs", "2000", "--search-runs", "20000",
-                 "--candidates", "8", "--quiet", "--json"])
+                 "--runs", "20000", "--explore-runs", "2000", "--search-runs", "40000",
+                 "--candidates", "24", "--quiet", "--json"])
     out = capsys.readouterr().out
     import json
     res = json.loads(out)
