@@ -422,9 +422,11 @@ def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries:
     runner = runner if runner is not None else LocalRunner()
     search_info: dict = {}
     if pairs is None and data is None and search_options is None:  # search_options forces a search
-        pairs = getattr(learner, "pairs", None)
+        pairs = getattr(learner, "pairs", None) or None
         if pairs:
             search_info = {"strategy": "learner's own adversarial pairs"}
+        elif getattr(learner, "data", None) is not None:  # the object's own dataset: search it
+            data = learner.data
     if pairs is None:
         from attacks import search as attack_search  # the search lives in attacks/
         if data is not None:
