@@ -32,7 +32,7 @@ from .queries import MAX_QUERIES, query_locations
 from .trial import Trial
 
 DESIGNS = ("flip-at-query", "gap-inclusion", "move-to-query")
-EXTRAS = ("none", "zeros", "ones", "tie", "all-zeros", "all-ones")
+EXTRAS = ("none", "zeros", "ones", "tie", "all-zeros", "all-ones", "all-tie")
 
 
 def _layout(loc: np.ndarray, y: np.ndarray, layout: str) -> tuple[np.ndarray, np.ndarray]:
@@ -133,10 +133,14 @@ def design_trials(domain: Domain, relation: str, n: int, m: int, anchor: int, f:
         ex = {"none": [], "zeros": [(anchor, 0, m)], "ones": [(anchor, 1, m)],
               "tie": [(anchor, 0, m), (anchor, 1, m)],
               # D5 at its extreme: the whole background sits at the query with one label
-              "all-zeros": [(anchor, 0, size)], "all-ones": [(anchor, 1, size)]}[extra]
+              "all-zeros": [(anchor, 0, size)], "all-ones": [(anchor, 1, size)],
+              # D7 at its extreme: only the record breaks an exact tie at the query (an odd
+              # background puts its spare record at the far end)
+              "all-tie": [(anchor, 0, size // 2), (anchor, 1, size // 2)]}[extra]
         if extra in ("zeros", "ones", "tie") and sum(c for _, _, c in ex) >= size:
             continue
-        L, Y = background(domain, f, sup, size, ex, layout)
+        L, Y = background(domain, f, np.array([domain.far(anchor)]) if extra == "all-tie" else sup,
+                          size, ex, layout)
         p = dict(base, variant=extra)
         if relation == "add-remove":
             for yv in (0, 1):

@@ -122,7 +122,7 @@ def default_search_runs(explore_runs: int) -> int:
 def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
                    sizes: Any = None, max_size: int = 4096) -> list[int]:
     """Dataset sizes to search: `sizes` if given, else the learner's ``search_sizes``, else the
-    smallest power of two n0 >= 8 the learner accepts, max(4 n0, 256) and max(16 n0, 2048).
+    smallest power of two n0 >= 8 the learner accepts, max(4 n0, 256) + 1 and max(16 n0, 2048) + 1.
 
     The probe runs the learner twice on a small design; its randomness comes from the search's
     own spawn key, so it never overlaps the core's samples.
@@ -149,7 +149,8 @@ def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
                     raise PrivauditError(f"predict returned shape {out.shape}, expected (2, 1)")
             # small n: one record is a large share; large n with few locations: clusters heavy
             # enough that only the hypotheses the record touches keep weight (spec 5.4 sizes)
-            return sorted({n, min(max(4 * n, 256), max_size), min(max(16 * n, 2048), max_size)})
+            # (the larger two odd: an even background lets a single record break exact ties)
+            return sorted({n, min(max(4 * n, 256) + 1, max_size), min(max(16 * n, 2048) + 1, max_size)})
         except (PrivauditError, ValueError) as exc:
             errors.append(f"n={n}: {exc}")
             n *= 2

@@ -19,7 +19,7 @@ from audit.runners.local import LocalRunner
 
 CONF = 0.95
 SMALL = dict(explore_runs=5_000, confirm_runs=50_000)
-SEARCH = {"search_runs": 100_000, "candidates": 32}
+SEARCH = {"search_runs": 200_000, "candidates": 32}
 
 # (learner, params, bug): a fast, representative set for the default run -- every design
 # family is needed somewhere: label flip at the query (EM bugs), gap inclusion / stable-not-private
