@@ -96,6 +96,160 @@ def sample_counts(count: np.ndarray, n_prime: int, size: int, rng: np.random.Gen
     raise PrivauditError(f"unknown subsampling scheme {scheme!r}; valid: without, with")
 
 
+# -- random disjoint partitions (DF-REAL / DF-PP2 blocks, Li-Wang-Ye P1/P2 portions) ---------------
+# Measured costs (numpy 2.4, one core): shuffling one item with `Generator.permuted` and counting
+# it, and one vectorised `Generator.hypergeometric` draw. `partition_counts` picks the cheaper one.
+PARTITION_ITEM_NS, PARTITION_DRAW_NS = 22.0, 140.0
+PARTITION_MAX_ITEMS = 1 << 21      # int64 entries shuffled at once (16 MB)
+PARTITION_METHODS = ("auto", "items", "hypergeometric")
+
+
+def partition_counts(colors: np.ndarray, sizes: Any, rng: np.random.Generator, runs: int | None = None,
+                     method: str = "auto") -> np.ndarray:
+    """Cell counts of the blocks of independent uniformly random partitions of a multiset.
+
+    Each run splits its ``m`` items (``colors[g]`` of cell ``g``) into disjoint blocks of the
+    given sizes, uniformly at random (as a uniform random permutation cut into consecutive
+    slices would); items beyond ``sum(sizes)`` form an unreported leftover block. The result has
+    exactly the law of the blocks' cell counts -- the multiple hypergeometric law
+    ``prod_b prod_g C(T[b, g] ...)`` of a contingency table with margins ``sizes`` and ``colors``
+    -- and runs are independent. Two exact samplers, both vectorised over runs:
+
+    * ``"items"``: each run's items are shuffled (`Generator.permuted`, Fisher-Yates per row) and
+      counted per block by one `bincount`: cost ~ ``m`` per run;
+    * ``"hypergeometric"``: sequential conditional draws, cell after cell and block after block,
+      ``T[b, g] ~ Hypergeometric(cap_b, sum_{b' > b} cap_b', rem_g)`` (one array call per
+      (cell, block); the last non-empty cell takes the remaining capacities): cost ~
+      ``(#cells - 1)(#blocks - 1)`` draws per run, independent of ``m``.
+
+    Parameters
+    ----------
+    colors : (G,) or (R, G) int
+        Items per cell, shared by all runs or one row per run (all rows with the same total).
+    sizes : sequence of int, length k
+        Block sizes; ``sum(sizes) <= m``.
+    rng : numpy Generator
+    runs : int
+        Number of runs (required for shared ``colors``; must match R otherwise).
+    method : {"auto", "items", "hypergeometric"}
+        ``"auto"`` picks the cheaper by the measured costs above.
+
+    Returns
+    -------
+    (runs, k, G) int64.
+    """
+    colors = np.asarray(colors)
+    if colors.ndim not in (1, 2) or colors.shape[-1] < 1 or not np.issubdtype(colors.dtype, np.integer):
+        raise PrivauditError(f"partition: colors must be a (G,) or (runs, G) integer array, got "
+                             f"shape {colors.shape} dtype {colors.dtype}")
+    colors = colors.astype(np.int64)
+    if np.any(colors < 0):
+        raise PrivauditError("partition: colour counts must be >= 0")
+    if colors.ndim == 2:
+        if runs is not None and runs != colors.shape[0]:
+            raise PrivauditError(f"partition: runs = {runs} but colors has {colors.shape[0]} rows")
+        runs = colors.shape[0]
+        tot = colors.sum(axis=1)
+        if runs and np.any(tot != tot[0]):
+            raise PrivauditError("partition: every run must hold the same number of items")
+        m = int(tot[0]) if runs else 0
+    else:
+        if runs is None:
+            raise PrivauditError("partition: runs is required with shared colour counts")
+        m = int(colors.sum())
+    runs = check_runs(runs)
+    sizes = np.asarray(sizes, dtype=np.int64).reshape(-1)
+    if sizes.size < 1 or np.any(sizes < 0) or int(sizes.sum()) > m:
+        raise PrivauditError(f"partition: block sizes {sizes.tolist()} must be >= 0 and sum to at most "
+                             f"the {m} items")
+    if method not in PARTITION_METHODS:
+        raise PrivauditError(f"partition: unknown method {method!r}; valid: {', '.join(PARTITION_METHODS)}")
+    caps = sizes if int(sizes.sum()) == m else np.append(sizes, m - int(sizes.sum()))   # + leftover
+    k, G = sizes.size, colors.shape[-1]
+    if runs == 0:
+        return np.zeros((0, k, G), np.int64)
+    if method == "auto":
+        used = int(np.count_nonzero(colors.any(axis=0) if colors.ndim == 2 else colors))
+        draws = max(used - 1, 0) * (caps.size - 1)
+        method = "items" if PARTITION_ITEM_NS * m < PARTITION_DRAW_NS * draws else "hypergeometric"
+    if method == "items":
+        return _partition_items(colors, caps, k, runs, rng)
+    return _partition_hypergeometric(colors, caps, k, runs, rng)
+
+
+def _partition_items(colors: np.ndarray, caps: np.ndarray, k: int, runs: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """`partition_counts` by shuffling each run's items (values: run offset + cell id)."""
+    G, kk = colors.shape[-1], caps.size
+    m = int(caps.sum())
+    slot = np.repeat(np.arange(kk, dtype=np.int64) * G, caps)          # block offset of each position
+    out = np.empty((runs, k, G), np.int64)
+    step = max(1, PARTITION_MAX_ITEMS // max(m, 1))
+    for s in range(0, runs, step):
+        r = min(step, runs - s)
+        if colors.ndim == 1:
+            items = np.broadcast_to(np.repeat(np.arange(G, dtype=np.int64), colors), (r, m))
+        else:
+            items = np.repeat(np.tile(np.arange(G, dtype=np.int64), r), colors[s:s + r].ravel()).reshape(r, m)
+        # the run offset rides along with the values, so one bincount counts every run at once
+        A = items + (np.arange(r, dtype=np.int64) * (kk * G))[:, None]
+        rng.permuted(A, axis=1, out=A)
+        A += slot
+        out[s:s + r] = np.bincount(A.ravel(), minlength=r * kk * G).reshape(r, kk, G)[:, :k]
+    return out
+
+
+def _partition_hypergeometric(colors: np.ndarray, caps: np.ndarray, k: int, runs: int,
+                              rng: np.random.Generator) -> np.ndarray:
+    """`partition_counts` by sequential conditional hypergeometric draws (layout (block, run))."""
+    G, kk = colors.shape[-1], caps.size
+    shared = colors.ndim == 1
+    total = colors if shared else colors.sum(axis=0)
+    used = np.flatnonzero(total)
+    used = used[np.argsort(total[used], kind="stable")]     # the largest cell last: it costs nothing
+    cap = np.repeat(caps[:, None], runs, axis=1)                        # (kk, runs) capacities left
+    out = np.zeros((k, G, runs), np.int64)
+    for i, g in enumerate(used):
+        if i == used.size - 1:             # the remaining capacities are exactly this cell's items
+            out[:, g] = cap[:k]
+            break
+        rem = np.full(runs, colors[g], np.int64) if shared else colors[:, g].copy()
+        rest = cap.sum(axis=0)
+        for b in range(kk):
+            if b == kk - 1:
+                x = rem
+            else:
+                rest -= cap[b]
+                x = rng.hypergeometric(cap[b], rest, rem)
+            if b < k:
+                out[b, g] = x
+            cap[b] -= x
+            rem = rem - x
+            if not rem.any():
+                break
+    return np.ascontiguousarray(out.transpose(2, 0, 1))
+
+
+GEMM_SMALL = 1 << 19      # m*k*n of one product: BLAS keeps such products on one thread
+
+
+def skinny_matmul(A: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``A @ W`` for a tall ``A`` (rows, G) and a small ``W`` (G, K), in row slices.
+
+    OpenBLAS splits large products over threads; for these skinny products the hand-offs cost
+    more than they save (measured up to 10x slower on a loaded 2-core machine, and runners
+    already use every core). Slices of at most `GEMM_SMALL` multiply-adds run single-threaded.
+    """
+    rows, G = A.shape
+    step = GEMM_SMALL // max(G * W.shape[1], 1)
+    if step < 32 or step >= rows:        # heavy rows: one call (threads pay off)
+        return A @ W
+    out = np.empty((rows, W.shape[1]), np.result_type(A, W))
+    for s in range(0, rows, step):
+        np.matmul(A[s:s + step], W, out=out[s:s + step])
+    return out
+
+
 def hit_from_counts(G: Groups, counts: np.ndarray) -> np.ndarray:
     """Domain points present in each subsample: (r, N) bool."""
     return (np.asarray(counts, dtype=np.float64) @ G.onehot) > 0

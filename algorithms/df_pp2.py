@@ -51,7 +51,7 @@ from .df_baselines import groups_of, pair_gap_inclusion
 from .df_common import em_probs, em_sample, subset_distribution
 from .df_real import (PAPER, Prepared, aggregate, aggregate_prob, block_of_position, block_votes,
                       check_choice, check_positive, check_runs, default_k, fixed_block_counts,
-                      flip_labels, prepare, random_block_counts)
+                      flip_labels, prepare, random_partition_votes)
 from .hypotheses import HypothesisClass, make_class
 from .registry import register
 
@@ -223,7 +223,10 @@ class PrivatePredictionLearner:
         if npr == prep.n:
             hit[:, prep.locs] = True
             return hit
-        draw = rng.multivariate_hypergeometric(sizes, npr, size=runs)
+        # numpy's "count" method (a partial shuffle, ~min(n', n - n') steps) is exact like
+        # "marginals" (one hypergeometric draw per group) and much faster for small n'
+        method = "count" if 8 * min(npr, prep.n - npr) < 60 * len(sizes) else "marginals"
+        draw = rng.multivariate_hypergeometric(sizes, npr, size=runs, method=method)
         loc_hit = np.zeros((runs, len(prep.locs)), np.int64)
         np.add.at(loc_hit.T, keys // 2, draw.T)
         hit[:, prep.locs] = loc_hit > 0
@@ -260,9 +263,11 @@ class PrivatePredictionLearner:
             if self.partition == "fixed":
                 c1 = self.fixed_votes(prep)[h]
             else:
-                cnt, _ = random_block_counts(self._label_free(prep), k, runs, rng)   # (runs,k,L)
-                one = cnt * prep.P.astype(np.int64)[h][:, None, :]
-                c1 = block_votes(cnt - one, one, prep).sum(axis=1)
+                # S_h: a location's records all carry label h(x), so the block error of h' is
+                # sum_x cnt_x [h'(x) != h(x)] = sum_x cnt_x (1 - 2 h(x)) h'(x) + const
+                sign = 1.0 - 2.0 * prep.P32[h]                                # (runs, L)
+                c1 = random_partition_votes(prep.c0 + prep.c1, prep.n, k, prep.PT32, prep.Pq, runs,
+                                            rng, sign=sign)
             out = aggregate(c1, k, eps_R, "em", rng)
         return flip_labels(out, self.alpha, rng) if self.flip else out
 

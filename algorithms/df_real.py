@@ -38,6 +38,7 @@ import numpy as np
 from audit.errors import PrivauditError
 from audit.types import Claim, Dataset, as_dataset, as_queries
 
+from .df_common import partition_counts, skinny_matmul
 from .hypotheses import HypothesisClass, make_class
 from .registry import register
 
@@ -46,9 +47,8 @@ DF18 = "Dwork & Feldman, Privacy-preserving prediction (COLT 2018), Thm 4.1"
 PARTITIONS = ("random", "fixed")
 AGGREGATORS = ("em", "em-no-half", "majority", "laplace")
 
-# Sequential hypergeometric allocation costs about this many ns per (group, block, run); one
-# float32 argsort about this many per (record, run). Used to pick the cheaper exact sampler.
-_NS_HYPER, _NS_SORT = 110.0, 40.0
+# float32 entries of one block-ERM error matrix (runs x blocks x |H|): bounds memory, stays in cache
+ERM_CHUNK = 1 << 20
 
 
 # ---------------------------------------------------------------------------------------------
@@ -121,6 +121,34 @@ class Prepared:
         return self.P.astype(np.float32)
 
     @cached_property
+    def PT32(self) -> np.ndarray:
+        """``P.T`` as C-contiguous float32 (L, |H|)."""
+        return np.ascontiguousarray(self.P32.T)
+
+    @cached_property
+    def _cells(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.unique(self.rec_loc * 2 + self.y, return_counts=True)
+
+    @property
+    def cell_loc(self) -> np.ndarray:
+        """Location (index into ``locs``) of each cell = distinct (location, label) of the records."""
+        return self._cells[0] // 2
+
+    @property
+    def cell_lab(self) -> np.ndarray:
+        return self._cells[0] % 2
+
+    @property
+    def cell_size(self) -> np.ndarray:
+        """Records per cell (G,)."""
+        return self._cells[1]
+
+    @cached_property
+    def miss32(self) -> np.ndarray:
+        """``miss[g, h] = 1[h(loc_g) != lab_g]`` (G, |H|) float32: block errors are ``counts @ miss``."""
+        return (self.P.T[self.cell_loc] != self.cell_lab[:, None]).astype(np.float32)
+
+    @cached_property
     def err_all(self) -> np.ndarray:
         """``err_S(h)`` for every row of H: int64 (|H|,)."""
         return batched_errors(self.c0[None].astype(np.float64), self.c1[None].astype(np.float64), self.P)[0]
@@ -158,16 +186,6 @@ def block_of_position(n: int, k: int) -> np.ndarray:
     return np.repeat(np.arange(k), sizes)
 
 
-def random_block_ids(n: int, k: int, runs: int, rng: np.random.Generator) -> np.ndarray:
-    """(runs, n) block id of every record under a fresh uniformly random balanced partition.
-
-    Each row is an independent uniform shuffle (Fisher-Yates, `Generator.permuted`) of the block
-    labels ``array_split(arange(n), k)`` assigns to positions.
-    """
-    base = block_of_position(n, k).astype(np.int32)
-    return rng.permuted(np.broadcast_to(base, (runs, n)), axis=1)
-
-
 def counts_from_ids(ids: np.ndarray, rec_loc: np.ndarray, y: np.ndarray, k: int, L: int
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Per run and block, label-0 and label-1 counts per location: two (runs, k, L) arrays."""
@@ -180,45 +198,62 @@ def counts_from_ids(ids: np.ndarray, rec_loc: np.ndarray, y: np.ndarray, k: int,
     return c[..., 0], c[..., 1]
 
 
-def hypergeometric_counts(groups: np.ndarray, sizes: np.ndarray, runs: int,
-                          rng: np.random.Generator) -> np.ndarray:
-    """Allocate the members of each group to blocks of the given sizes, uniformly at random.
+def random_block_counts(prep: Prepared, k: int, runs: int, rng: np.random.Generator
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """Label counts per (run, block, location) under fresh random balanced partitions: two
+    (runs, k, L) arrays (the shared exact sampler `df_common.partition_counts` over the cells)."""
+    T = partition_counts(prep.cell_size, block_sizes(prep.n, k), rng, runs)      # (runs, k, G)
+    c = np.zeros((runs, k, len(prep.locs), 2), np.int64)
+    c[:, :, prep.cell_loc, prep.cell_lab] = T
+    return c[..., 0], c[..., 1]
 
-    Exactly the distribution of block membership counts under a uniformly random balanced
-    partition (sequential multivariate hypergeometric, vectorised over runs).
 
-    Returns (runs, k, G) int64.
+def block_sizes(n: int, k: int) -> np.ndarray:
+    """Sizes of the ``k`` blocks (``array_split``: floor/ceil(n/k), larger blocks first)."""
+    return np.bincount(block_of_position(n, k), minlength=k)
+
+
+def erm_vote_counts(T: np.ndarray, W: np.ndarray, Pq: np.ndarray, sign: np.ndarray | None = None
+                    ) -> np.ndarray:
+    """ERM (first row among minimum error) on every block of every run, votes for 1 at the queries.
+
+    T : (runs, k, G) block counts; W : (G, |H|) float32 with block errors ``T[r, b] @ W`` up to a
+    per-block constant (a constant shift does not move the argmin); ``sign`` (runs, G), optional:
+    per-run factors applied to the counts first (DF-PP2's relabelling by the run's h). Errors are
+    integers below 2^24, so the float32 matrix product is exact and ties keep the first index.
+    Returns (runs, q) int64 vote counts ``c_1``.
     """
-    k, G = len(sizes), len(groups)
-    cap = np.broadcast_to(np.asarray(sizes, np.int64), (runs, k)).copy()
-    out = np.zeros((runs, k, G), np.int64)
-    for g in range(G):
-        rem = np.full(runs, int(groups[g]), np.int64)
-        rest = cap.sum(axis=1)
-        for b in range(k - 1):
-            rest = rest - cap[:, b]
-            x = rng.hypergeometric(cap[:, b], rest, rem) if np.any(rem) else np.zeros(runs, np.int64)
-            out[:, b, g] = x
-            cap[:, b] -= x
-            rem = rem - x
-        out[:, k - 1, g] = rem
-        cap[:, k - 1] -= rem
+    runs, k, G = T.shape
+    out = np.empty((runs, Pq.shape[1]), np.int64)
+    step = max(1, ERM_CHUNK // max(k * max(G, W.shape[1]), 1))
+    for s in range(0, runs, step):
+        a = T[s:s + step].astype(np.float32)
+        if sign is not None:
+            a *= sign[s:s + step, None, :]
+        h = np.argmin(skinny_matmul(a.reshape(-1, G), W), axis=1)
+        out[s:s + step] = Pq[h].reshape(-1, k, Pq.shape[1]).sum(axis=1, dtype=np.int64)
     return out
 
 
-def random_block_counts(prep: Prepared, k: int, runs: int, rng: np.random.Generator
-                        ) -> tuple[np.ndarray, np.ndarray]:
-    """Label counts per (run, block, location) under fresh random balanced partitions."""
-    L = len(prep.locs)
-    key = prep.rec_loc * 2 + prep.y
-    gkeys, gsize = np.unique(key, return_counts=True)
-    sizes = np.bincount(block_of_position(prep.n, k), minlength=k)
-    if len(gkeys) * (k - 1) * _NS_HYPER < prep.n * _NS_SORT:
-        alloc = hypergeometric_counts(gsize, sizes, runs, rng)        # (runs, k, G)
-        c = np.zeros((runs, k, L, 2), np.int64)
-        c[:, :, gkeys // 2, gkeys % 2] = alloc
-        return c[..., 0], c[..., 1]
-    return counts_from_ids(random_block_ids(prep.n, k, runs, rng), prep.rec_loc, prep.y, k, L)
+def random_partition_votes(cell_size: np.ndarray, n: int, k: int, W: np.ndarray, Pq: np.ndarray,
+                           runs: int, rng: np.random.Generator, sign: np.ndarray | None = None,
+                           overlap: bool = False) -> np.ndarray:
+    """Vote counts ``c_1`` (runs, q) of ``k`` block ERMs under fresh random balanced partitions.
+
+    Samples the blocks' cell counts (`partition_counts`, exact) and runs `erm_vote_counts`, a
+    memory-bounded chunk of runs at a time. ``overlap`` (planted bug BV-REAL-1): model ``b``
+    trains on blocks ``b`` and ``b + 1``.
+    """
+    out = np.empty((runs, Pq.shape[1]), np.int64)
+    sizes = block_sizes(n, k)
+    step = max(1, 2 * ERM_CHUNK // (k * max(len(cell_size), 1)))
+    for s in range(0, runs, step):
+        r = min(step, runs - s)
+        T = partition_counts(cell_size, sizes, rng, r)
+        if overlap:
+            T = T + np.roll(T, -1, axis=1)
+        out[s:s + r] = erm_vote_counts(T, W, Pq, None if sign is None else sign[s:s + r])
+    return out
 
 
 def fixed_block_counts(prep: Prepared, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -438,10 +473,10 @@ class RealizablePrivateLearner:
     def votes(self, prep: Prepared, runs: int, rng: np.random.Generator | None) -> np.ndarray:
         """Vote counts ``c_1`` (runs, q) (fixed partitions: (1, q), deterministic)."""
         self._check_n(prep)
-        if self.partition == "fixed":
-            c0, c1 = fixed_block_counts(prep, self._fixed_ids(prep), self.k)
-        else:
-            c0, c1 = random_block_counts(prep, self.k, runs, rng)
+        if self.partition != "fixed":                # cell counts per block, ERM straight on them
+            return random_partition_votes(prep.cell_size, prep.n, self.k, prep.miss32, prep.Pq, runs,
+                                          rng, overlap=self.variant == "bv-real-1")
+        c0, c1 = fixed_block_counts(prep, self._fixed_ids(prep), self.k)
         if self.variant == "bv-real-1":              # each model trains on chunks b and b+1
             c0, c1 = c0 + np.roll(c0, -1, axis=1), c1 + np.roll(c1, -1, axis=1)
         return block_votes(c0, c1, prep).sum(axis=1)

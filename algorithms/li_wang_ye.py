@@ -44,12 +44,12 @@ from audit.errors import PrivauditError
 from audit.types import Claim, Dataset, as_dataset, as_queries
 
 from . import lwy_designs as designs
-from .df_common import check_positive, check_runs
+from .df_common import check_positive, check_runs, skinny_matmul
 from .lwy_core import (BASES, PAPER, Base, Cells, RelabelRule, _xor, aggregate, amplified,
                        b1_certified, base_outputs, base_probs, block_size, cells_of,
-                       consistent_rows, enumerate_subsamples, grid_class, k_of, n2_certified,
-                       n2_paper, pick, pick_probs, portion_counts, r_portions, relabel_logits,
-                       subsample_counts, with_replacement_counts)
+                       enumerate_subsamples, grid_class, k_of, n2_certified, n2_paper, pick,
+                       pick_probs, portion_counts, portion_counts_shared, r_portions,
+                       relabel_logits, subsample_counts, with_replacement_counts)
 from .registry import register
 
 N2_VARIANTS = {
@@ -647,11 +647,24 @@ class Aggregate(LWYLearner):
         self.r = r_portions(alpha, 1.0 if variant == "v15" else eps_agg)
 
     def _block(self) -> int:
-        return max(1, min(block_size(self.H), 2_000_000 // (self.r * self.H.size * max(self.H.N, 1))))
+        # runs per pass: the (B, r, C) portion counts and the (B r, K) error matrix stay ~16 MB;
+        # P2 also builds the (B, K, K) disagreement block of the relabelling
+        b = 2_000_000 // (self.r * max(self.H.size, self.H.N, 1))
+        return max(1, b if self.epsilon is None else min(b, block_size(self.H)))
 
-    def _votes(self, colors: np.ndarray, labels_err, qs: np.ndarray, rng) -> np.ndarray:
-        pc = portion_counts(colors, self.r, rng)                     # (B, r, C)
-        g = consistent_rows(labels_err(pc))                          # (B, r)
+    def _votes(self, pc: np.ndarray, W: np.ndarray, qs: np.ndarray, sign: np.ndarray | None = None
+               ) -> np.ndarray:
+        """Votes for 1 at ``qs`` of the consistent learners on the portions ``pc`` (B, r, C).
+
+        Portion errors are ``pc @ W`` up to a per-portion constant (``sign`` (B, C): per-run factors
+        on the counts, for labels that differ per run); the first concept of minimum error is the
+        spec-3.3 ConsistentLearner (`consistent_rows` with rule "first"). Integer errors below
+        2^24 make the float32 product exact, so ties keep the first index."""
+        B, r, C = pc.shape
+        a = pc.astype(np.float32)
+        if sign is not None:
+            a *= sign[:, None, :]
+        g = np.argmin(skinny_matmul(a.reshape(-1, C), W), axis=1).reshape(B, r)
         return self.H.matrix[g, qs[:, None]].sum(axis=1)             # votes for 1
 
     def _fit_eval(self, cells: Cells, qs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -660,9 +673,8 @@ class Aggregate(LWYLearner):
         if self.epsilon is None:                                     # P1 on the data itself
             if cells.n < self.r:
                 raise PrivauditError(f"{self.name}: n = {cells.n} < r = {self.r} portions")
-            miss = (self.H.matrix[:, cells.loc].T != cells.lab[:, None]).astype(np.float64)   # (G, K)
-            v1 = self._votes(np.broadcast_to(cells.count, (B, cells.count.size)),
-                             lambda pc: pc @ miss, qs, rng)
+            miss = (self.H.matrix[:, cells.loc].T != cells.lab[:, None]).astype(np.float32)   # (G, K)
+            v1 = self._votes(portion_counts_shared(cells.count, self.r, B, rng), miss, qs)
             return aggregate(v1, self.r, self.eps_agg, agg, rng)
         n = cells.n
         k = k_of(self.epsilon, n)
@@ -674,9 +686,10 @@ class Aggregate(LWYLearner):
         rule = RelabelRule("new", self.epsilon * (n - k) / 2.0)
         blk = relabel_logits(self.H, cells, subsample_counts(cells.count, k, B, rng), rule)
         h = pick(blk.logits, False, rng)
-        X = _xor(self.H).reshape(self.H.size, self.H.size, self.H.N)[h]           # (B, K, N)
         wT = np.rint(blk.wT).astype(np.int64)
-        v1 = self._votes(wT, lambda pc: np.einsum("brx,bkx->brk", pc.astype(np.float64), X), qs, rng)
+        # T^h labels every point x by h(x): error of c = sum_x n_x (1 - 2 h(x)) c(x) + const
+        M = self.H.matrix.astype(np.float32)
+        v1 = self._votes(portion_counts(wT, self.r, rng), np.ascontiguousarray(M.T), qs, 1.0 - 2.0 * M[h])
         eps_out = self.epsilon if self.variant == "v15" else self.eps_agg
         return aggregate(v1, self.r, eps_out, agg, rng)
 

@@ -17,7 +17,9 @@ Building blocks, all vectorised over a block of ``B`` independent runs:
   ``eps_A``-DP), ``LocProbe`` (randomized response on "some point sits at u", ``eps_A``-DP) and
   ``DeltaLeakyLearner`` (``EMLearner`` except that with probability ``delta_A`` it returns ERM).
 * `mvhg_rows` -- a multivariate hypergeometric draw whose colour counts differ per run (numpy's
-  own only takes one colour vector): the random disjoint partition of subsample-and-aggregate.
+  own only takes one colour vector).
+* `portion_counts` -- the random disjoint partition of subsample-and-aggregate (P1), drawn by
+  the shared exact sampler `algorithms.df_common.partition_counts`.
 
 References
 ----------
@@ -37,7 +39,7 @@ import numpy as np
 from audit.errors import PrivauditError
 from audit.types import Dataset, as_dataset
 
-from .df_common import count_distribution, em_probs, em_sample
+from .df_common import count_distribution, em_probs, em_sample, partition_counts
 from .hypotheses import HypothesisClass, allfun, intervals, points, signed_stumps, thresholds
 
 PAPER = ("Li, Wang & Ye, Private realizable-to-agnostic transformation with near-optimal sample "
@@ -120,7 +122,11 @@ def subsample_counts(count: np.ndarray, k: int, runs: int, rng: np.random.Genera
     """M4's sampler: cell counts of ``runs`` uniform ``k``-subsets (without replacement), (runs, G)."""
     if k == int(count.sum()):
         return np.broadcast_to(count, (runs, count.size)).astype(np.int64)
-    return rng.multivariate_hypergeometric(count, k, size=runs).astype(np.int64)
+    # numpy's "count" method (a partial shuffle, ~min(k, n - k) steps per run) has the same exact
+    # law as "marginals" (one hypergeometric draw per cell) and is far cheaper for small k
+    n = int(count.sum())
+    method = "count" if 8 * min(k, n - k) < 60 * count.size else "marginals"
+    return rng.multivariate_hypergeometric(count, k, size=runs, method=method).astype(np.int64)
 
 
 def with_replacement_counts(count: np.ndarray, m: int, runs: int, rng: np.random.Generator) -> np.ndarray:
@@ -297,16 +303,18 @@ def enumerate_subsamples(count: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
 def portion_counts(wT_lab: np.ndarray, r: int, rng: np.random.Generator) -> np.ndarray:
     """Random disjoint partition into ``r`` portions of ``floor(k/r)`` items (leftover dropped).
 
-    wT_lab : (B, C) counts of the items' colours (cells). Returns (B, r, C)."""
-    B, C = wT_lab.shape
+    wT_lab : (B, C) counts of the items' colours (cells), every row with the same total ``k``.
+    Returns (B, r, C), the exact law of a uniformly random partition, independently per row
+    (`df_common.partition_counts`, the sampler of the Dagan-Feldman block learners too)."""
+    wT_lab = np.asarray(wT_lab)
     k = int(wT_lab[0].sum())
-    size = k // r
-    out = np.zeros((B, r, C), dtype=np.int64)
-    rest = wT_lab.astype(np.int64).copy()
-    for j in range(r):
-        out[:, j] = mvhg_rows(rest, size, rng)
-        rest -= out[:, j]
-    return out
+    return partition_counts(wT_lab.astype(np.int64), np.full(r, k // r), rng)
+
+
+def portion_counts_shared(colors: np.ndarray, r: int, runs: int, rng: np.random.Generator) -> np.ndarray:
+    """`portion_counts` for ``runs`` rows that share one colour vector (C,): (runs, r, C)."""
+    colors = np.asarray(colors, dtype=np.int64)
+    return partition_counts(colors, np.full(r, int(colors.sum()) // r), rng, runs)
 
 
 def consistent_rows(miss: np.ndarray, rule: str = "first") -> np.ndarray:
@@ -373,5 +381,6 @@ def amplified(eps0: float, delta0: float, frac: float) -> tuple[float, float]:
 __all__ = ["PAPER", "BASES", "Cells", "cells_of", "grid_class", "subsample_counts",
            "with_replacement_counts", "mvhg_rows", "RelabelRule", "RelabelBlock", "relabel_logits",
            "pick", "pick_probs", "Base", "base_outputs", "base_probs", "enumerate_subsamples",
-           "portion_counts", "consistent_rows", "aggregate", "r_portions", "k_of", "n2_certified",
+           "portion_counts", "portion_counts_shared", "consistent_rows", "aggregate", "r_portions",
+           "k_of", "n2_certified",
            "n2_paper", "b1_certified", "amplified", "block_size"]
