@@ -99,8 +99,8 @@ def sample_counts(count: np.ndarray, n_prime: int, size: int, rng: np.random.Gen
 # -- random disjoint partitions (DF-REAL / DF-PP2 blocks, Li-Wang-Ye P1/P2 portions) ---------------
 # Measured costs (numpy 2.4, one core): shuffling one item with `Generator.permuted` and counting
 # it, and one vectorised `Generator.hypergeometric` draw. `partition_counts` picks the cheaper one.
-PARTITION_ITEM_NS, PARTITION_DRAW_NS = 22.0, 140.0
-PARTITION_MAX_ITEMS = 1 << 21      # int64 entries shuffled at once (16 MB)
+PARTITION_ITEM_NS, PARTITION_DRAW_NS = 25.0, 230.0
+PARTITION_MAX_ITEMS = 1 << 16      # int64 entries shuffled at once (512 kB: stays in cache)
 PARTITION_METHODS = ("auto", "items", "hypergeometric")
 
 
@@ -169,12 +169,20 @@ def partition_counts(colors: np.ndarray, sizes: Any, rng: np.random.Generator, r
     if runs == 0:
         return np.zeros((0, k, G), np.int64)
     if method == "auto":
-        used = int(np.count_nonzero(colors.any(axis=0) if colors.ndim == 2 else colors))
-        draws = max(used - 1, 0) * (caps.size - 1)
-        method = "items" if PARTITION_ITEM_NS * m < PARTITION_DRAW_NS * draws else "hypergeometric"
+        method = partition_method(colors, sizes)
     if method == "items":
         return _partition_items(colors, caps, k, runs, rng)
     return _partition_hypergeometric(colors, caps, k, runs, rng)
+
+
+def partition_method(colors: np.ndarray, sizes: Any) -> str:
+    """The cheaper exact sampler of `partition_counts` for these colours and block sizes."""
+    colors = np.asarray(colors)
+    m = int(colors.sum(axis=-1).max()) if colors.size else 0
+    used = int(np.count_nonzero(colors.any(axis=0) if colors.ndim == 2 else colors))
+    blocks = len(sizes) + (int(np.sum(sizes)) < m)
+    draws = max(used - 1, 0) * (blocks - 1)
+    return "items" if PARTITION_ITEM_NS * m < PARTITION_DRAW_NS * draws else "hypergeometric"
 
 
 def _partition_items(colors: np.ndarray, caps: np.ndarray, k: int, runs: int,
@@ -183,8 +191,8 @@ def _partition_items(colors: np.ndarray, caps: np.ndarray, k: int, runs: int,
     G, kk = colors.shape[-1], caps.size
     m = int(caps.sum())
     slot = np.repeat(np.arange(kk, dtype=np.int64) * G, caps)          # block offset of each position
-    out = np.empty((runs, k, G), np.int64)
     step = max(1, PARTITION_MAX_ITEMS // max(m, 1))
+    out = np.empty((runs, k, G), np.int64) if runs > step else None
     for s in range(0, runs, step):
         r = min(step, runs - s)
         if colors.ndim == 1:
@@ -195,7 +203,10 @@ def _partition_items(colors: np.ndarray, caps: np.ndarray, k: int, runs: int,
         A = items + (np.arange(r, dtype=np.int64) * (kk * G))[:, None]
         rng.permuted(A, axis=1, out=A)
         A += slot
-        out[s:s + r] = np.bincount(A.ravel(), minlength=r * kk * G).reshape(r, kk, G)[:, :k]
+        T = np.bincount(A.ravel(), minlength=r * kk * G).reshape(r, kk, G)[:, :k]
+        if out is None:                    # one chunk: no copy
+            return T
+        out[s:s + r] = T
     return out
 
 

@@ -227,9 +227,9 @@ class PrivatePredictionLearner:
         # "marginals" (one hypergeometric draw per group) and much faster for small n'
         method = "count" if 8 * min(npr, prep.n - npr) < 60 * len(sizes) else "marginals"
         draw = rng.multivariate_hypergeometric(sizes, npr, size=runs, method=method)
-        loc_hit = np.zeros((runs, len(prep.locs)), np.int64)
-        np.add.at(loc_hit.T, keys // 2, draw.T)
-        hit[:, prep.locs] = loc_hit > 0
+        for lab in (0, 1):                 # within one label every group is a distinct location
+            g = np.flatnonzero(keys % 2 == lab)
+            hit[:, prep.locs[keys[g] // 2]] |= draw[:, g] > 0
         return hit
 
     def _label_free(self, prep: Prepared) -> Prepared:

@@ -38,7 +38,7 @@ import numpy as np
 from audit.errors import PrivauditError
 from audit.types import Claim, Dataset, as_dataset, as_queries
 
-from .df_common import partition_counts, skinny_matmul
+from .df_common import PARTITION_MAX_ITEMS, partition_counts, partition_method, skinny_matmul
 from .hypotheses import HypothesisClass, make_class
 from .registry import register
 
@@ -246,10 +246,13 @@ def random_partition_votes(cell_size: np.ndarray, n: int, k: int, W: np.ndarray,
     """
     out = np.empty((runs, Pq.shape[1]), np.int64)
     sizes = block_sizes(n, k)
+    method = partition_method(cell_size, sizes)
     step = max(1, 2 * ERM_CHUNK // (k * max(len(cell_size), 1)))
+    if method == "items":                  # one shuffle chunk at a time, straight into the ERM
+        step = min(step, max(1, PARTITION_MAX_ITEMS // n))
     for s in range(0, runs, step):
         r = min(step, runs - s)
-        T = partition_counts(cell_size, sizes, rng, r)
+        T = partition_counts(cell_size, sizes, rng, r, method=method)
         if overlap:
             T = T + np.roll(T, -1, axis=1)
         out[s:s + r] = erm_vote_counts(T, W, Pq, None if sign is None else sign[s:s + r])
