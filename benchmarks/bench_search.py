@@ -26,7 +26,7 @@ import numpy as np
 import algorithms
 from attacks.domain import learner_domain
 from attacks.families import adversarial_family
-from attacks.search import default_search_runs, discover_sizes, exact_bounds
+from attacks.search import discover_sizes, exact_bounds
 from audit import audit_learner
 from audit.auditor import SEARCH
 from audit.events import objective

@@ -7,7 +7,6 @@ enumerated; the pair the search hands to the core must reach >= 90 % of the wors
 
 import functools
 import itertools
-import math
 
 import numpy as np
 import pytest
