@@ -111,9 +111,10 @@ def partition_counts(colors: np.ndarray, sizes: Any, rng: np.random.Generator, r
     Each run splits its ``m`` items (``colors[g]`` of cell ``g``) into disjoint blocks of the
     given sizes, uniformly at random (as a uniform random permutation cut into consecutive
     slices would); items beyond ``sum(sizes)`` form an unreported leftover block. The result has
-    exactly the law of the blocks' cell counts -- the multiple hypergeometric law
-    ``prod_b prod_g C(T[b, g] ...)`` of a contingency table with margins ``sizes`` and ``colors``
-    -- and runs are independent. Two exact samplers, both vectorised over runs:
+    exactly the law of the blocks' cell counts, the multiple hypergeometric law of a table with
+    margins ``s`` (block sizes, leftover included) and ``c`` (colours),
+    ``Pr[T] = prod_b s_b! prod_g c_g! / (m! prod_{b,g} T[b, g]!)``, and runs are independent.
+    Two exact samplers, both vectorised over runs:
 
     * ``"items"``: each run's items are shuffled (`Generator.permuted`, Fisher-Yates per row) and
       counted per block by one `bincount`: cost ~ ``m`` per run;
@@ -163,7 +164,8 @@ def partition_counts(colors: np.ndarray, sizes: Any, rng: np.random.Generator, r
         raise PrivauditError(f"partition: block sizes {sizes.tolist()} must be >= 0 and sum to at most "
                              f"the {m} items")
     if method not in PARTITION_METHODS:
-        raise PrivauditError(f"partition: unknown method {method!r}; valid: {', '.join(PARTITION_METHODS)}")
+        raise PrivauditError(f"partition: unknown method {method!r}; "
+                             f"valid: {', '.join(PARTITION_METHODS)}")
     caps = sizes if int(sizes.sum()) == m else np.append(sizes, m - int(sizes.sum()))   # + leftover
     k, G = sizes.size, colors.shape[-1]
     if runs == 0:
@@ -198,7 +200,8 @@ def _partition_items(colors: np.ndarray, caps: np.ndarray, k: int, runs: int,
         if colors.ndim == 1:
             items = np.broadcast_to(np.repeat(np.arange(G, dtype=np.int64), colors), (r, m))
         else:
-            items = np.repeat(np.tile(np.arange(G, dtype=np.int64), r), colors[s:s + r].ravel()).reshape(r, m)
+            cells = np.tile(np.arange(G, dtype=np.int64), r)
+            items = np.repeat(cells, colors[s:s + r].ravel()).reshape(r, m)
         # the run offset rides along with the values, so one bincount counts every run at once
         A = items + (np.arange(r, dtype=np.int64) * (kk * G))[:, None]
         rng.permuted(A, axis=1, out=A)
@@ -248,8 +251,9 @@ def skinny_matmul(A: np.ndarray, W: np.ndarray) -> np.ndarray:
     """``A @ W`` for a tall ``A`` (rows, G) and a small ``W`` (G, K), in row slices.
 
     OpenBLAS splits large products over threads; for these skinny products the hand-offs cost
-    more than they save (measured up to 10x slower on a loaded 2-core machine, and runners
-    already use every core). Slices of at most `GEMM_SMALL` multiply-adds run single-threaded.
+    more than they save (on the shared 2-core machine, 2-100x slower per row than one thread
+    whenever other processes hold the cores; runners already use every core anyway). Slices of
+    at most `GEMM_SMALL` multiply-adds stay on OpenBLAS's single-threaded small-matrix path.
     """
     rows, G = A.shape
     step = GEMM_SMALL // max(G * W.shape[1], 1)

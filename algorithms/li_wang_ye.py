@@ -689,7 +689,8 @@ class Aggregate(LWYLearner):
         wT = np.rint(blk.wT).astype(np.int64)
         # T^h labels every point x by h(x): error of c = sum_x n_x (1 - 2 h(x)) c(x) + const
         M = self.H.matrix.astype(np.float32)
-        v1 = self._votes(portion_counts(wT, self.r, rng), np.ascontiguousarray(M.T), qs, 1.0 - 2.0 * M[h])
+        v1 = self._votes(portion_counts(wT, self.r, rng), np.ascontiguousarray(M.T), qs,
+                         sign=1.0 - 2.0 * M[h])
         eps_out = self.epsilon if self.variant == "v15" else self.eps_agg
         return aggregate(v1, self.r, eps_out, agg, rng)
 
