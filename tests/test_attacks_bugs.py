@@ -77,7 +77,7 @@ def test_false_violation_rate_on_a_tight_correct_learner():
 SLOW_BUGS = [
     ("df-b3", "bv-em-1"), ("df-b2", "bv-b2-1"), ("df-real", "bv-real-3"), ("df-real", "bv-real-5"),
     ("df-sta", "bv-sta-1"), ("df-sta", "bv-sta-2"), ("df-cor1", "bv-cor-3"), ("df-cor1", "bv-cor-4"),
-    ("df-cor1", "bv-sta-2"), ("df-sta", "bv-api-2"),
+    ("df-sta", "bv-api-2"),
 ]
 
 
@@ -90,7 +90,7 @@ def test_df_planted_bugs_are_found_without_pairs(name, bug):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["df-b2", "df-cor1", "df-sta"])
+@pytest.mark.parametrize("name", ["df-b2", "df-sta"])   # df-b2 is near-tight (0.99 of its claim)
 def test_false_violation_rate_on_correct_learners(name):
     reps = 10
     flags = sum(_audit(name, {}, "correct", seed=s, budget=dict(explore_runs=5_000, confirm_runs=50_000),
