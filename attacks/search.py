@@ -61,6 +61,7 @@ MIN_RUNS = 256           # per side and candidate: below this an estimate says l
 PROBE_KEY = 1_000_000     # round index of the size probe (far above any search round)
 MAX_HISTORY = 300
 MAX_SIZE = 1 << 14        # hill-climbing never grows a dataset beyond this
+EXACT_FLOOR = 1e-9        # exact probabilities below this are round-off for exact_bounds
 
 
 @dataclass
@@ -239,8 +240,11 @@ def exact_bounds(p: np.ndarray, q: np.ndarray, claim: Claim) -> tuple[float, flo
     eps = 0.0
     for a, b in ((P, Q), (Q, P)):
         num = a - claim.delta
+        # probabilities below EXACT_FLOOR are float64 round-off (1 - p for p within 1e-9 of 1)
+        # and could never be estimated anyway; an exact 0 against a real probability is kept
+        ok = (num > EXACT_FLOOR) & ((b > EXACT_FLOOR) | (b == 0.0))
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(num > 1e-15, np.where(b > 0, np.log(num / np.where(b > 0, b, 1)), np.inf), 0.0)
+            r = np.where(ok, np.where(b > 0, np.log(num / np.where(b > 0, b, 1)), np.inf), 0.0)
         eps = max(eps, float(np.max(r)))
     delta = float(max(np.max(P - math.exp(claim.epsilon) * Q), np.max(Q - math.exp(claim.epsilon) * P), 0.0))
     return eps, delta
