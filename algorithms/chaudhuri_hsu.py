@@ -697,7 +697,8 @@ def ch_a2(alpha: float = 1.0, cls: str = "thr", grid: int = 64, epsilon_acc: flo
 @register("ch-erm", kind="learner", paper=PAPER, section="Section 3.4 of the spec (the paper's "
           "non-private baseline, O~(1/epsilon) examples)",
           summary="NEGATIVE CONTROL: non-private ERM over the whole class carrying an alpha-DP claim "
-                  "it cannot meet; audits must flag it")
+                  "it cannot meet; audits must flag it",
+          tags=("positive-control",))
 def ch_erm(alpha: float = 1.0, cls: str = "thr", grid: int = 64) -> ERMLearner:
     """Non-private ERM (first index among minimisers) -- expected to be flagged by every audit."""
     H = cv.ch_class(cls, grid)
