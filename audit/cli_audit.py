@@ -238,63 +238,70 @@ def _apply_resume(args: argparse.Namespace) -> None:
     args.out = args.resume
 
 
+def _learner_pairs_from_json(pairs: list) -> list:
+    from .types import Dataset
+
+    out = []
+    for i, item in enumerate(pairs):
+        if not (isinstance(item, list) and len(item) == 2):
+            raise PrivauditError(f"--pairs: item {i} must be a pair [S, S'] of datasets")
+        out.append((Dataset.from_dict(item[0]), Dataset.from_dict(item[1])))
+    return out
+
+
 def run_audit(args: argparse.Namespace) -> int:
     from .auditor import audit, audit_learner
+    from .journal import Journal, interrupt_on_sigterm
+    from .progress import ProgressRunner
     from .types import is_learner
 
     if args.resume:
         _apply_resume(args)
+    # every check of the input comes before anything is started or written
     obj, params = _build(args)
     claim = _claim(obj, args)
     runs, explore = _budgets(args)
+    search_options = _search_options(args)
     pairs = _read_json(args.pairs, "pairs") if args.pairs else None
     queries = _read_json(args.queries, "queries") if args.queries else None
     data = read_csv_dataset(args.data) if args.data else None
     if pairs is not None and not isinstance(pairs, list):
         raise PrivauditError("--pairs must hold a JSON list of [a, b] pairs")
+    learner = is_learner(obj)
+    if learner and pairs is not None:
+        pairs = _learner_pairs_from_json(pairs)
+    if not learner:
+        if search_options is not None:
+            raise PrivauditError("--search/--search-runs/--candidates/--strategy apply to learners")
+        if data is not None or queries is not None:
+            raise PrivauditError("--data/--queries apply to learners; a mechanism takes --pairs")
 
     journal = None
     out = Path(args.out) if args.out else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "command.json").write_text(json.dumps({k: getattr(args, k) for k in _RESUMABLE}, indent=2))
-        from .journal import Journal
-
         journal = Journal(out / "journal.jsonl")
 
-    progress = None
-    if not args.quiet:
-        from .progress import make_progress
-
-        progress = make_progress
     runner = make_runner_from_args(args)
-    # Resume and progress (audit/journal.py, audit/progress.py): SIGTERM stops like Ctrl-C,
-    # leaving the journal valid; bars are per phase, with totals and ETA, only on a TTY.
-    from .journal import interrupt_on_sigterm
+    # SIGTERM stops like Ctrl-C, leaving the journal valid; progress bars are per phase, with
+    # totals and ETA, and only on a terminal.
     interrupt_on_sigterm()
-    if progress is not None:
-        from .progress import ProgressRunner
-        runner, progress = ProgressRunner(runner), None
+    if not args.quiet:
+        runner = ProgressRunner(runner)
     try:
         common = dict(claim=claim, confidence=args.confidence, explore_runs=explore, confirm_runs=runs,
                       seed=args.seed, runner=runner, tests=args.tests, journal=journal)
-        if is_learner(obj):
-            if pairs is not None:
-                from .types import Dataset
-                pairs = [(Dataset.from_dict(a), Dataset.from_dict(b)) for a, b in pairs]
-            search_options = _search_options(args)
-            result = _with_progress(progress, lambda p: audit_learner(
-                obj, data=data, pairs=pairs, queries=queries, against=args.against, progress=p,
-                search_options=search_options, **common))
+        if learner:
+            result = audit_learner(obj, data=data, pairs=pairs, queries=queries, against=args.against,
+                                   search_options=search_options, **common)
         else:
-            if _search_options(args) is not None:
-                raise PrivauditError("--search/--search-runs/--candidates/--strategy apply to learners")
-            if data is not None or queries is not None:
-                raise PrivauditError("--data/--queries apply to learners; a mechanism takes --pairs")
-            result = _with_progress(progress, lambda p: audit(obj, pairs, progress=p, **common))
+            result = audit(obj, pairs, **common)
     finally:
         runner.close()
-    result.params = {k: v for k, v in params.items()} or result.params
+        if journal is not None:
+            journal.close()
+    result.params = dict(params) or result.params
     result.against = args.against
     if out is not None:
         from reports import write_reports
@@ -317,11 +324,3 @@ def _search_options(args: argparse.Namespace) -> dict | None:
         if k in opts and opts[k] < 1:
             raise PrivauditError(f"--{k.replace('_', '-')} must be >= 1, got {opts[k]}")
     return opts if opts or getattr(args, "search", False) else None
-
-
-def _with_progress(factory, fn):
-    """Run ``fn(progress_callback)`` inside a progress bar when one is wanted."""
-    if factory is None:
-        return fn(None)
-    with factory() as bar:
-        return fn(bar)

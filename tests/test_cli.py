@@ -120,3 +120,13 @@ def test_csv_data_reader(tmp_path):
     p.write_text("0.5,abc,1\n0.1,0.2,0\n")
     with pytest.raises(PrivauditError, match="non-numeric"):
         read_csv_dataset(str(p))
+
+
+def test_learner_pairs_file_must_hold_dataset_pairs(capsys, tmp_path):
+    p = tmp_path / "pairs.json"
+    p.write_text('[[{"X": [[0.0]], "y": [0]}]]')           # a pair with one dataset
+    code, _, err = run(capsys, "audit", "df-em", "--pairs", str(p), *FAST)
+    assert code == 2 and "item 0 must be a pair" in err
+    p.write_text('[[{"X": [[0.0]]}, {"X": [[0.0]], "y": [1]}]]')   # no labels
+    code, _, err = run(capsys, "audit", "df-em", "--pairs", str(p), *FAST)
+    assert code == 2 and '"X" and "y"' in err
