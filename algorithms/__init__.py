@@ -15,6 +15,7 @@ from .registry import Spec, coerce_params, get, info, names, register, spec
 # Importing a module registers its algorithms.
 from . import mechanisms  # noqa: F401,E402
 from . import li_wang_ye  # noqa: F401,E402
+from . import lwy_extra  # noqa: F401,E402
 from . import df_em  # noqa: F401,E402
 from . import df_sta  # noqa: F401,E402
 from . import df_real  # noqa: F401,E402

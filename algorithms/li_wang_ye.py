@@ -724,7 +724,10 @@ def lwy_p1(eps_agg: float = 1.0, alpha: float = 0.5, cls: str = "thr", grid: int
 
 P2_VARIANTS = {"correct": "Theorem 20: A_Agnostic with A = P1 (eps_agg = 1), a fresh pipeline per query",
                "v15": "BUG V15: r computed for eps_agg = 1 but the aggregator applies eps "
-                      "(utility regression only; privacy unaffected)"}
+                      "(utility regression only; privacy unaffected)",
+               "v14": "BUG V14: one I, h and partition shared by all queries of a run, claiming the "
+                      "single-query eps for the transcript (model scope)",
+               "v17": "BUG V17: P1's portions cut from T in record-index order (no shuffle)"}
 
 
 @register("lwy-p2", kind="learner", paper=PAPER, section="Theorem 20 (agnostic private prediction)",
@@ -752,6 +755,9 @@ def lwy_p2(epsilon: float = 0.1, alpha: float = 0.5, cls: str = "thr", grid: int
         L.queries = np.array([[2.0]])
     L.params = dict(epsilon=epsilon, alpha=alpha, cls=cls, grid=grid, n=n, neighbours=neighbours,
                     variant=variant, r=L.r)
+    if variant in ("v14", "v17"):
+        from .lwy_extra import p2_variant   # the planted bugs live in lwy_extra (imports this module)
+        L = p2_variant(L, variant)
     return L
 
 
