@@ -10,6 +10,7 @@ blm-gl     GenericLearner, Lemma 16 (BLM-8)                         eps-DP
 blm-m      private learner M, Theorem 17 (BLM-9)                    (eps, delta)-DP
 blm-t1     Theorem 1 wiring (BLM-10; paper or practical mode)       (eps, delta)-DP
 blm-sub    subsampling wrapper, secrecy of the sample (BLM-12)      amplified eps
+blm-c2     agnostic learner, Cor. 2 stand-in (BLM-11)               (eps1 + eps_A, delta)-DP
 ========== ======================================================== ===========================
 
 Subroutines: `blm_soa` (Littlestone dimension BLM-0, SOA), `blm_stable` (tournament sampler,
@@ -22,6 +23,7 @@ prediction", FOCS 2020 (arXiv 2003.00563).
 """
 
 from . import blm_controls, blm_hist, blm_m, blm_sub  # noqa: F401  (registration)
+from . import blm_agnostic  # noqa: F401  (registration: blm-c2)
 from .blm_soa import SOA, littlestone_dimension, soa_for  # noqa: F401
 from .blm_stable import FAIL, GlobalStableLearner, GParams, paper_params  # noqa: F401
 
