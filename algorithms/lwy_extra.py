@@ -5,6 +5,9 @@
   ``Pi_C(S_X)`` with score ``err_S``, eps_EM, Delta = 1/n, then ``g = A(S^h)``) and also release
   ``V^h``. Private w.r.t. U only. The improper-learner handling releases ``g XOR h_bar`` with
   ``h_bar`` the first concept of C consistent with ``V^h`` -- a post-processing of ``(g, V^h)``.
+* ``lwy-p0`` -- the Theorem 18 pipeline calibrated to a target epsilon (spec P0-a): A_Agnostic at
+  the internal eps_int (largest <= 1/3 whose Lemma 15 bound is <= the target, by bisection) with
+  A = W1 around an eps0-DP EMLearner (Lemma 14: m = floor(k / (6 eps0)) draws with replacement).
 * `SharedStateP2` -- ``lwy-p2`` with ``variant="v14"`` (one I, h and partition shared by every
   query of a run) or ``"v17"`` (P1's portions cut from T in record-index order, no shuffle).
 
@@ -17,6 +20,8 @@ online prediction", COLT 2020.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from audit.errors import PrivauditError
@@ -26,8 +31,8 @@ from . import lwy_designs as designs
 from .df_common import check_positive
 from .li_wang_ye import Aggregate, Transformation, _check_base, _check_n, _check_neighbours, _thr_queries
 from .lwy_core import (PAPER, Base, Cells, RelabelRule, aggregate, b1_certified, base_outputs, base_probs, cells_of,
-                       grid_class, k_of, pick, pick_probs, portion_counts, relabel_logits,
-                       subsample_counts)
+                       em_sample, grid_class, k_of, n2_certified, pick, pick_probs, portion_counts,
+                       relabel_logits, subsample_counts)
 from .registry import register
 
 RELEASES = ("aux", "g", "vh")
@@ -127,6 +132,87 @@ def lwy_b2(eps_EM: float = 1.0, base: str = "em", eps_A: float = 1.0, delta_A: f
     return L
 
 
+# -- P0: Theorem 18 with calibration --------------------------------------------------------------
+def calibrate(target: float, n: int, eps_A: float = 1.0) -> float:
+    """Spec P0-a: the largest eps_int in [1/n, 1/3] (bisection) with ``n2_certified(eps_int, n,
+    eps_A) <= target``; PrivauditError if even eps_int = 1/n (|T| = 1) exceeds the target."""
+    f = lambda e: n2_certified(e, n, eps_A, 0.0)[0]          # noqa: E731
+    lo, hi = 1.0 / n, 1.0 / 3.0
+    if f(lo) > target:
+        raise PrivauditError(f"lwy-p0: no eps_int >= 1/n meets target {target} at n = {n} "
+                             f"(the bound is {f(lo):.3g} at |T| = 1); increase n or the target")
+    if f(hi) <= target:
+        return hi
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if f(mid) <= target else (lo, mid)
+    return lo
+
+
+class Calibrated(Transformation):
+    """Theorem 18's pipeline: A_Agnostic at eps_int with A = W1(EMLearner(eps0)) (``wrap=True``)
+    or A = EMLearner(1) itself (``wrap=False``: already an empirical learner, spec 3.2)."""
+
+    def __init__(self, H, eps_int: float, eps0: float, wrap: bool, base: Base) -> None:
+        super().__init__(H, "n2", eps_int, base, "correct")
+        self.eps0, self.wrap = eps0, wrap
+
+    def draws(self, n: int) -> int:
+        """Lemma 14: W1 takes m = floor(k / (6 eps0)) draws, so 6 eps0 m / k <= 1."""
+        return max(1, int(math.floor(self.k(n) / (6.0 * self.eps0) + 1e-9)))
+
+    def _fit_predict(self, cells, qidx, B, rng):
+        if not self.wrap:
+            return super()._fit_predict(cells, qidx, B, rng)
+        k = self._checked_k(cells)
+        rule = self.rule(cells.n)
+        blk = relabel_logits(self.H, cells, subsample_counts(cells.count, k, B, rng), rule)
+        h = pick(blk.logits, False, rng)
+        # W1: m i.i.d. draws from T^h (labels h), then EMLearner(eps0) on the draws
+        c = rng.multinomial(self.draws(cells.n), blk.wT / k).astype(np.float64)       # (B, N)
+        Mh = self.H.matrix[h].astype(np.float64)                                      # (B, N)
+        M = self.H.matrix.astype(np.float64)
+        err = (c * (1.0 - Mh)) @ M.T + (c * Mh) @ (1.0 - M).T                         # (B, K)
+        g = em_sample(-0.5 * self.eps0 * err, None, rng)
+        return self.H.matrix[g[:, None], qidx[None, :]]
+
+    def _exact(self, cells, qidx):
+        if self.wrap:
+            raise PrivauditError(f"{self.name}: no exact oracle with the W1 wrapper (use wrap=False)")
+        return super()._exact(cells, qidx)
+
+
+@register("lwy-p0", kind="learner", paper=PAPER, section="Theorem 18 (PAC to agnostic), calibrated (spec P0-a)",
+          summary="A_Agnostic at the internal eps whose certified Lemma 15 bound meets a target eps, "
+                  "with A = W1 around an eps0-DP EMLearner (Lemma 14)",
+          variants={"correct": "Theorem 18 with eps_int calibrated so the certified bound is <= the target"})
+def lwy_p0(epsilon: float = 0.5, eps0: float = 1.0, wrap: bool = True, base: str = "em",
+           cls: str = "thr", grid: int = 8, n: int = 1000, variant: str = "correct") -> Calibrated:
+    """Claim ``(n2_certified(eps_int, n, 1), 0)`` <= ``epsilon`` for datasets of ``n`` records
+    (W1 makes A (6 eps0 m / k)-DP with 6 eps0 m / k <= 1, and the bound grows with eps_A).
+    ``base="locprobe"`` (with ``wrap=False``) swaps A for the 1-DP LocProbe audit probe (D2)."""
+    epsilon = check_positive("epsilon", epsilon)
+    eps0 = check_positive("eps0", eps0, upper=1.0)
+    n = _check_n(n)
+    _check_base(base, 1.0, 0.0)
+    if base != "em" and wrap:
+        raise PrivauditError(f"lwy-p0: the W1 wrapper runs EMLearner; base={base!r} needs wrap=False")
+    eps_int = calibrate(epsilon, n)
+    H = grid_class(cls, grid)
+    if H.N < 8:
+        raise PrivauditError(f"lwy-p0: the built-in designs need grid >= 8, got {grid}")
+    L = Calibrated(H, eps_int, eps0, bool(wrap), Base(base, 1.0, 0.0, 2))
+    L.name = "lwy-p0"
+    L.eps_int = eps_int
+    L.claim = Claim(n2_certified(eps_int, n, 1.0, 0.0)[0], 0.0, "replace-one", "model")
+    L.pairs = ([designs.d2_membership(n)] if base == "locprobe"
+               else [designs.d3_split(n), designs.d2_membership(n)])
+    L.queries = _thr_queries(H)[:1] if base == "locprobe" else _thr_queries(H)
+    L.params = dict(epsilon=epsilon, eps0=eps0, wrap=bool(wrap), base=base, cls=cls, grid=grid, n=n,
+                    variant=variant, eps_int=eps_int, k=L.k(n))
+    return L
+
+
 # -- planted P2 bugs ------------------------------------------------------------------------------
 V14_DOC = ("BUG V14: one I, h and partition shared by all queries of a run (fresh aggregator coins "
            "only), claiming the single-query certified eps for the whole transcript (model scope)")
@@ -208,4 +294,4 @@ def p2_variant(L: Aggregate, variant: str) -> Aggregate:
     return B
 
 
-__all__ = ["PublicPart", "SharedStateP2", "lwy_b2", "p2_variant", "V14_DOC", "V17_DOC"]
+__all__ = ["PublicPart", "Calibrated", "calibrate", "lwy_p0", "SharedStateP2", "lwy_b2", "p2_variant", "V14_DOC", "V17_DOC"]

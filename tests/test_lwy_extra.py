@@ -1,4 +1,5 @@
-"""Li, Wang & Ye extras: Baseline-A+V (``lwy-b2``, spec B2) and the planted P2 bugs V14 / V17.
+"""Li, Wang & Ye extras: Baseline-A+V (``lwy-b2``, spec B2), the calibrated Theorem 18 pipeline
+(``lwy-p0``, spec P0-a) and the planted P2 bugs V14 / V17.
 
 False alarms: Monte Carlo checks use Clopper-Pearson intervals at level ALPHA / checks (Bonferroni)
 with ALPHA = 1e-6 for the file, or z-margins of at least 7 standard deviations (stated at each
@@ -83,6 +84,54 @@ def test_b2_bad_input():
         algorithms.get("lwy-b2", grid=4)
 
 
+# -- P0 ---------------------------------------------------------------------------------------------
+def test_p0_calibration_matches_spec_reference():
+    """Spec P0-a reference eps_int (n = 10^4 and 10^5) and the certified bound never above target."""
+    from algorithms.lwy_core import n2_certified
+    from algorithms.lwy_extra import calibrate
+    for n in (10_000, 100_000):
+        for target, ref in ((0.1, 0.00343), (0.25, 0.00921), (0.5, 0.02080), (1.0, 0.05328), (2.0, 0.17339)):
+            e = calibrate(target, n)
+            assert e == pytest.approx(ref, abs=1e-5) and n2_certified(e, n, 1.0, 0.0)[0] <= target
+    L = algorithms.get("lwy-p0", epsilon=0.5, n=1000)
+    assert L.claim.epsilon <= 0.5 and L.k(1000) == 21 and L.draws(1000) == 3   # floor(21 / 6)
+    with pytest.raises(PrivauditError, match="increase n"):
+        algorithms.get("lwy-p0", epsilon=0.05, n=50)
+
+
+def test_p0_exact_oracle_and_w1_monte_carlo():
+    """wrap=False: exact oracle inside CP intervals. W1 (m = 3 draws of T^h, EMLearner(1)) only
+    sees 3 points, so its predictor is flatter than A = EMLearner(1) on all of T^h: at the
+    lowest query it predicts 1 more rarely (measured 0.16 vs 0.31; 20,000 runs, sd < 0.004)."""
+    L = algorithms.get("lwy-p0", wrap=False)
+    S = L.pairs[0][0]
+    exact = L.exact(S, L.queries)
+    out = L.predict(S, L.queries, 20_000, np.random.default_rng(12))
+    lo, hi = _interval(out.sum(axis=0), 20_000, checks=len(L.queries))
+    assert np.all((lo <= exact + 1e-12) & (exact <= hi + 1e-12))
+    W = algorithms.get("lwy-p0").predict(S, L.queries, 20_000, np.random.default_rng(13)).mean(axis=0)
+    assert W[0] < exact[0] - 0.08
+
+
+def test_p0_passes_and_internal_eps_is_flagged():
+    """With the LocProbe A the realized loss is ln(1 + (k/n)(e - 1)) = 0.2616 (exact) at target 2:
+    the audit passes the calibrated claim and flags the internal eps_int = 0.173 ("wrong epsilon
+    accounting", as V6); measured epsilon_lower 0.251."""
+    L = algorithms.get("lwy-p0", epsilon=2.0, wrap=False, base="locprobe")
+    r = audit_learner(L, **BUDGET)
+    assert not r.violation and r.epsilon_lower <= L.claim.epsilon
+    r = audit_learner(L, claim=Claim(L.eps_int, 0.0, "replace-one", "model"), **BUDGET)
+    assert r.violation and L.eps_int < r.epsilon_lower <= np.log1p(L.k(1000) / 1000 * (np.e - 1))
+
+
+@pytest.mark.slow
+def test_p0_w1_passes():
+    """The default pipeline (W1 around EMLearner) on its D3 / D2 pairs (measured epsilon_lower 0)."""
+    L = algorithms.get("lwy-p0")
+    r = audit_learner(L, **BUDGET)
+    assert not r.violation and r.epsilon_lower <= L.claim.epsilon
+
+
 # -- V14 / V17 -----------------------------------------------------------------------------------------
 def _sparse_zeros(n=1000, zeros=94):
     """(1, 0) x zeros and (4, 1) x the rest: a portion of 7 of T^h holds a (1, 0) with probability
@@ -132,7 +181,7 @@ def test_v17_breaks_permutation_invariance():
 
 
 def test_registered():
-    assert "lwy-b2" in algorithms.names()
+    assert {"lwy-b2", "lwy-p0"} <= set(algorithms.names())
     info = algorithms.info("lwy-b2")
     assert info["paper"].startswith("Li, Wang & Ye") and info["claim"]["epsilon"] == pytest.approx(3.3863, abs=1e-4)
     assert {"v14", "v17"} <= set(algorithms.info("lwy-p2")["variants"])
