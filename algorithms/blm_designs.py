@@ -174,5 +174,27 @@ def gl_gap(L: Layout, gap: int) -> tuple[Dataset, Dataset]:
     return _pair(L, outs, sx, sy, pos, 0, 0)
 
 
-__all__ = ["gadget_batch", "gadget_budget_ok", "Layout", "tables", "crossing_two_bucket",
+def shared_stream(L: Layout, j: int) -> tuple[Dataset, Dataset]:
+    """B16 design: the first ``k - j - 1`` batches output the filler ``c``; the last ``j + 1``
+    have streams realizable by ``u`` (SOA agrees on every pair of draws, so G's level-1 tournament
+    runs out of budget: ``u`` or FAIL, 1/2 each) and T = ``u``; ``S'`` alternates ``(x1, 1)`` and
+    ``(x0, 0)`` (favours ``u`` over ``c``). The neighbour flips the label of the last batch's
+    first stream example: a disagreement that only the last batch's G sees -- unless the stream
+    is shared (B16), when every spilling batch reaches it and outputs ``u``."""
+    t = tables(L.N)
+    if not 1 <= j < L.k or L.N < 2:
+        raise PrivauditError(f"shared-stream design needs 1 <= j < k = {L.k} and |X| >= 2")
+    k, m, N = L.k, L.gp.m, L.gp.N
+    outs = [t["c"]] * (k - j - 1) + [t["u"]] * (j + 1)
+    half = L.n_prime // 2
+    sx = [1, 0] * half + [1] * (L.n_prime - 2 * half)
+    xs, ys = L.dataset(outs, sx, [1, 0] * half + [1] * (L.n_prime - 2 * half))
+    for i in range(k - j - 1, k):
+        ys[i * m: i * m + N] = t["u"][xs[i * m: i * m + N]]
+    S = L.to_data(xs, ys)
+    pos = (k - 1) * m
+    return S, S.replace(pos, S.X[pos], 1 - int(S.y[pos]))
+
+
+__all__ = ["shared_stream", "gadget_batch", "gadget_budget_ok", "Layout", "tables", "crossing_two_bucket",
            "tight_two_bucket", "singleton", "new_item", "gl_gap", "cover"]

@@ -25,15 +25,19 @@ Planted bugs (spec 6.6, ``variant=``): ``b1``-``b5``, ``b13`` (Hist, see `blm_hi
 (each block of m examples feeds two batches), ``b7`` (every batch is ``S[0:m]``), ``b8`` (the
 batch region is sorted before partitioning), ``b9``/``b10`` (GenericLearner: ERM / missing 1/2),
 ``b11`` (falls back to ``h_1`` when ``L'`` is empty), ``b12`` (no Hist: ``L'`` = raw support),
-``b14`` (randomness seeded from the data), ``b15`` (``S'`` overlaps the last batch), ``b18``
-(pruning on the true counts). Benign: ``benign-ln2``, ``benign-no-plus1``.
+``b14`` (randomness seeded from the data), ``b15`` (``S'`` overlaps the last batch), ``b16``
+(shared stream: a batch whose own stream runs out keeps drawing from the following batches),
+``b18`` (pruning on the true counts). Benign: ``benign-ln2``, ``benign-no-plus1``.
 
 Detectability (tests/test_blm_private.py): the default pairs (`default_pairs`: crossing
 two-bucket, singleton, new item among low counts, GL gap) flag b1-b5, b7, b10-b14; b6 and b9 are
 flagged on designed pairs (block-doubled two-bucket; GL gap -1 -> +1), b18 with ``eta = 0.52``
 (pruning threshold between two integer counts). b8 and b15 are implemented but NO design here
 flags them (sorted batches destroy the gadget structure; the tail of the last batch is a weak
-GL signal): an audit passing them says nothing. B16 (shared stream) is not implemented.
+GL signal): an audit passing them says nothing. b16 is flagged on
+`blm_designs.shared_stream` (the last j+1 batches have realizable streams, so G's level-1
+tournament exhausts its budget; one label flip in the last batch's stream gives every spilling
+batch a disagreement: the count of ``u`` moves from Bin(j+1, 1/2) to j+1; tests/test_blm_agnostic.py).
 
 References
 ----------
@@ -75,6 +79,9 @@ M_VARIANTS = {
     "b14": "BUG B14: randomness seeded from the data (sha256 of S): the output is a function of S",
     "b15": "BUG B15: S' is the last n' examples of the batch region (reused by the last batch)",
     "b18": "BUG B18: pruning compares the TRUE counts (not the noisy estimates) with 3 eta k / 4",
+    "b16": "BUG B16: shared stream across batches: when G of batch i runs out of its own stream it "
+           "keeps drawing from batch i+1, i+2, ... (budget N + the rest of the batch region), so one "
+           "example in batch j can move every h_i with i <= j",
     "benign-ln2": HIST_VARIANTS["benign-ln2"],
     "benign-no-plus1": HIST_VARIANTS["benign-no-plus1"],
 }
@@ -124,6 +131,7 @@ class PrivateLearnerM:
         self.k, self.n_prime, self.gp = int(k), int(n_prime), gp
         self.soa = soa_for(H, tie)
         self.G = GlobalStableLearner(self.soa, gp)
+        self._shared: dict[int, GlobalStableLearner] = {}
         self.d = self.G.d
         self.eps_H = self.eps_G = self.epsilon / (2.0 if split == "paper" else 1.0)
         self.tau = hist_tau(self.eps_H, self.delta, self._hist_variant)
@@ -173,6 +181,15 @@ class PrivateLearnerM:
         s2 = (k * m - n2, k * m) if self.variant == "b15" else (k * m, k * m + n2)
         return batches, (idx[s2[0]:s2[1]], y[s2[0]:s2[1]])
 
+    def _shared_G(self, batches_ahead: int) -> GlobalStableLearner:
+        """B16's G whose budget runs on through ``batches_ahead`` further batches."""
+        G = self._shared.get(batches_ahead)
+        if G is None:
+            gp = self.gp
+            G = self._shared[batches_ahead] = GlobalStableLearner(
+                self.soa, GParams(gp.n, gp.N + batches_ahead * gp.m, gp.pick))
+        return G
+
     def _check(self, data: Any) -> tuple[Dataset, np.ndarray]:
         data = as_dataset(data)
         if data.n != self.n_total:
@@ -185,11 +202,19 @@ class PrivateLearnerM:
         data, idx = self._check(data)
         batches, sprime = self.layout(idx, data.y)
         laws = []
-        for xs, ys in batches:
+        N = self.gp.N
+        for i, (xs, ys) in enumerate(batches):
+            G = self.G
+            if self.variant == "b16" and i + 1 < len(batches):
+                # the bug: batch i's stream continues into batches i+1, i+2, ... (T_i stays last)
+                rest = batches[i + 1:]
+                xs = np.concatenate([xs[:N]] + [b[0] for b in rest] + [xs[N:]])
+                ys = np.concatenate([ys[:N]] + [b[1] for b in rest] + [ys[N:]])
+                G = self._shared_G(len(rest))
             key = xs.tobytes() + ys.tobytes()
             law = self._law_cache.get(key)
             if law is None:
-                law = self.G.law(xs, ys)
+                law = G.law(xs, ys)
                 if len(self._law_cache) > 4096:
                     self._law_cache.clear()
                 self._law_cache[key] = law

@@ -8,7 +8,7 @@
   confidence 0.95 flags it with probability <= 0.05 for a random seed; the fixed seed makes the
   outcome reproducible. Each planted bug must be flagged: ERM relabelling is a deterministic flip
   (exact Pr 0 vs 0.9993, eps infinite); the missing 1/2 gives an exact loss of
-  ln(0.1824/0.01098) = 2.81 against the claim 2.0 on the tail-gap design (measured lower bound 2.72).
+  ln(0.1290/0.00777) = 2.81 against the claim 2.0 on the tail-gap design (measured lower bound 2.70).
 * Utility: on agnostic data (label noise 0.2) the fraction of runs whose population loss is within
   alpha = 0.1 of the best in the class is checked with a one-sided CP lower bound at 1e-4.
 """
@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import algorithms
+from algorithms import blm_designs as D
 from algorithms.blm_agnostic import relabel_gap_pair
 from audit import audit_learner
 from audit.errors import PrivauditError
@@ -28,7 +29,7 @@ from audit.stats import cp_lower, cp_upper
 from audit.types import Dataset
 
 BUDGET = dict(explore_runs=20_000, confirm_runs=200_000, seed=2020)
-B10 = dict(epsilon=2.0, em_share=0.75, k=128)     # eps1 = 1.5 > eps_A = 0.5: 2 eps1 exceeds the claim
+B10 = dict(epsilon=2.0, em_share=0.75)     # eps1 = 1.5 > eps_A = 0.5: 2 eps1 exceeds the claim
 
 
 def test_registered_with_claim_and_reconstruction_note():
@@ -118,3 +119,23 @@ def test_bad_input_errors():
         algorithms.get("blm-c2", em_share=1.0)
     with pytest.raises(PrivauditError, match="gap"):
         relabel_gap_pair(L, 10_000)
+
+
+# -- B16 on blm-m (shared stream across batches) ------------------------------------------------
+def test_b16_shared_stream_moves_many_batches_and_is_flagged():
+    """On `shared_stream` (j = 20) the correct M's batch laws differ in ONE batch (the last), so
+    its exact loss is small (lower bound 0.18 measured, claim 1.0); under B16 the count of u moves
+    from Bin(21, 1/2) to 21 deterministically (measured lower bound 3.39)."""
+    results = {}
+    for variant in ("correct", "b16"):
+        M = algorithms.get("blm-m", variant=variant)
+        S, S2 = D.shared_stream(D.Layout(M.H.domain, M.gp, M.k, M.n_prime), 20)
+        (i1, P, _), (i2, P2, _) = M.laws(S), M.laws(S2)
+        items = sorted(set(i1) | set(i2))
+        A = np.array([P[:, i1.index(h)] if h in i1 else np.zeros(M.k) for h in items]).T
+        B = np.array([P2[:, i2.index(h)] if h in i2 else np.zeros(M.k) for h in items]).T
+        changed = int(np.sum(np.any(np.abs(A - B) > 1e-12, axis=1)))
+        assert changed == (1 if variant == "correct" else 21), (variant, changed)
+        results[variant] = audit_learner(M, pairs=[(S, S2)], **BUDGET)
+    assert not results["correct"].violation and results["b16"].violation
+    assert results["b16"].epsilon_lower > 2.0
