@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from audit.errors import PrivauditError
-from audit.types import Claim, Dataset, as_dataset, as_queries
+from audit.types import Claim, Dataset, as_queries
 
 from . import blm_designs as designs
 from .blm_hist import PAPER, gl_pick, gl_probabilities, release_probabilities
