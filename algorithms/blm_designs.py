@@ -174,6 +174,17 @@ def gl_gap(L: Layout, gap: int) -> tuple[Dataset, Dataset]:
     return _pair(L, outs, sx, sy, pos, 0, 0)
 
 
+def block_doubled_two_bucket(L: Layout) -> tuple[Dataset, Dataset]:
+    """B6 design: blocks 0..6 output ``a``, 7..14 ``b``, the rest the filler ``c``; the neighbour
+    turns block 0 into ``b``. Correctly, counts move by 1; when batch i reads block i // 2 (B6)
+    they move by 2 (14/16 -> 12/18), so ``{out = a}`` changes by about ``e^(2 eps_H)``."""
+    t = tables(L.N)
+    if L.k < 15:
+        raise PrivauditError(f"block-doubled design needs k >= 15, got k = {L.k}")
+    outs = [t["a"]] * 7 + [t["b"]] * 8 + [t["c"]] * (L.k - 15)
+    return _pair(L, outs, [0] * L.n_prime, [0] * L.n_prime, L.t_position(0, 0), 0, 0)
+
+
 def shared_stream(L: Layout, j: int) -> tuple[Dataset, Dataset]:
     """B16 design: the first ``k - j - 1`` batches output the filler ``c``; the last ``j + 1``
     have streams realizable by ``u`` (SOA agrees on every pair of draws, so G's level-1 tournament

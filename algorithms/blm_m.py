@@ -348,6 +348,11 @@ class PrivateLearnerM:
                   lambda: designs.singleton(L),
                   lambda: designs.new_item(L, tau_eff, 3.0 * b),
                   lambda: designs.gl_gap(L, max(1, round(3.0 / self.eps_G)))]
+        # planted bugs whose leak only a design of their own shows (tests/test_blm_private.py)
+        if self.variant == "b6":
+            makers.append(lambda: designs.block_doubled_two_bucket(L))
+        if self.variant == "b9":  # argmax GL: an error gap of -1 -> +1 flips the output
+            makers.append(lambda: designs.gl_gap(L, -1))
         pairs = []
         for make in makers:
             try:

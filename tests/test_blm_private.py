@@ -209,13 +209,15 @@ def test_b6_overlapping_batches_flagged_on_a_designed_pair():
     for variant in ("correct", "b6"):
         M = algorithms.get("blm-m", variant=variant)
         L = D.Layout(M.H.domain, M.gp, M.k, M.n_prime)
-        t = D.tables(M.H.N)
-        outs = [t["a"]] * 7 + [t["b"]] * 8 + [t["c"]] * (M.k - 15)
-        xs, ys = L.dataset(outs, [0] * M.n_prime, [0] * M.n_prime)
-        S = L.to_data(xs, ys)
-        S2 = S.replace(L.t_position(0, 0), M.H.domain[0], 0)
-        results[variant] = audit_learner(M, pairs=[(S, S2)], **BUDGET)
+        results[variant] = audit_learner(M, pairs=[D.block_doubled_two_bucket(L)], **BUDGET)
     assert not results["correct"].violation and results["b6"].violation
+
+
+@pytest.mark.parametrize("variant", ["b6", "b9"])
+def test_designed_pairs_are_default_pairs_of_their_variant(variant):
+    """`privaudit audit blm-m --variant b6|b9` flags the bug with no pairs supplied."""
+    r = audit_learner(algorithms.get("blm-m", variant=variant), **BUDGET)
+    assert r.violation
 
 
 def test_b9_gl_argmax_flagged_inside_m():
