@@ -256,25 +256,24 @@ class Transformation(LWYLearner):
         uniq, inv = np.unique(keys, axis=0, return_inverse=True)
         return uniq, np.bincount(inv.reshape(-1), weights=w[w > 0], minlength=len(uniq))
 
-    def _relabel_exact(self, cells: Cells):
+    def _subsample_law(self, cells: Cells) -> tuple[np.ndarray, np.ndarray]:
+        """Every subsample T (as cell counts) with its probability; one deterministic T for
+        v5 (the first k records) or when T is the whole sample."""
         k = self._checked_k(cells)
         if self.variant == "v5" or k == cells.n:
             vecs = (cells.first_records(k) if self.variant == "v5" else cells.count)[None, :]
-            p = np.ones(1)
-        else:
-            vecs, p = enumerate_subsamples(cells.count, k)
+            return vecs, np.ones(1)
+        return enumerate_subsamples(cells.count, k)
+
+    def _relabel_exact(self, cells: Cells):
+        vecs, p = self._subsample_law(cells)
         rule = self.rule(cells.n)
         P = np.vstack([pick_probs(relabel_logits(self.H, cells, vecs[s:s + 512], rule).logits, rule.argmax)
                        for s in range(0, len(vecs), 512)])
         return vecs, p, P
 
     def _exact(self, cells: Cells, qidx: np.ndarray) -> np.ndarray:
-        k = self._checked_k(cells)
-        if self.variant == "v5" or k == cells.n:
-            vecs = (cells.first_records(k) if self.variant == "v5" else cells.count)[None, :]
-            p = np.ones(1)
-        else:
-            vecs, p = enumerate_subsamples(cells.count, k)
+        vecs, p = self._subsample_law(cells)
         rule = self.rule(cells.n)
         total = np.zeros(qidx.size)
         step = max(1, block_size(self.H) // 2)
