@@ -15,23 +15,10 @@ import pytest
 import algorithms
 from audit import audit_learner
 from audit.errors import PrivauditError
-from audit.stats import cp_lower, cp_upper
 from audit.types import Dataset
 from algorithms.df_baselines import (AggregationBaseline, StableBaseline, compositions,
                                      pair_gap_inclusion)
-
-A = 1e-7
-
-
-def covers(counts, runs, p) -> bool:
-    counts, p = np.asarray(counts, float), np.asarray(p, float)
-    return bool(np.all((cp_lower(counts, runs, A) <= p) & (p <= cp_upper(counts, runs, A))))
-
-
-def ones(L, D, q, runs, seed):
-    out = L.predict(D, q, runs, np.random.default_rng(seed))
-    assert out.shape == (runs, len(q)) and out.dtype == np.int8
-    return out.sum(axis=0)
+from mc_helpers import A, covers, label_ones as ones
 
 
 def test_compositions_enumerate_exactly():

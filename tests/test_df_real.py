@@ -16,23 +16,11 @@ import pytest
 import algorithms
 from audit import audit_learner
 from audit.errors import PrivauditError
-from audit.stats import cp_lower, cp_upper
 from audit.types import Dataset
 from algorithms.df_real import (RealizablePrivateLearner, aggregate_prob, pair_majority_edge,
                                 pair_sorted_shift, pair_unanimous)
-
-A = 1e-7
-
-
-def covers(counts, runs, p) -> bool:
-    counts, p = np.asarray(counts, float), np.asarray(p, float)
-    return bool(np.all((cp_lower(counts, runs, A) <= p) & (p <= cp_upper(counts, runs, A))))
-
-
-def freq(learner, data, queries, runs, seed):
-    out = learner.predict(data, queries, runs, np.random.default_rng(seed))
-    assert out.shape == (runs, len(queries)) and out.dtype == np.int8
-    return out.sum(axis=0)
+from audit.stats import cp_lower, cp_upper
+from mc_helpers import A, covers, label_ones as freq
 
 
 def unanimous_loss(eps, k):
