@@ -30,6 +30,16 @@ class Spec:
     summary: str
     variants: dict = field(default_factory=lambda: {"correct": "the algorithm as published"})
     tags: tuple = ()
+    instances: dict = field(default_factory=dict)
+
+    def instance(self, variant: str) -> dict:
+        """The parameters a variant is built with unless the caller sets them.
+
+        A planted bug is a test fixture: its *audit instance* is the parameter setting at which
+        the spec's design exposes it (e.g. CH BRK-5 needs accuracy epsilon > privacy alpha). The
+        correct algorithm at the same parameters must pass, which the tests check.
+        """
+        return dict(self.instances.get(variant, {}))
 
     @property
     def params(self) -> dict:
@@ -43,8 +53,13 @@ _REGISTRY: dict[str, Spec] = {}
 
 
 def register(name: str, *, kind: str, paper: str, section: str, summary: str,
-             variants: dict | None = None, tags: tuple = ()) -> Callable:
-    """Decorator registering `factory(**params)` under `name` (lower case, paper-prefixed)."""
+             variants: dict | None = None, tags: tuple = (),
+             instances: dict | None = None) -> Callable:
+    """Decorator registering `factory(**params)` under `name` (lower case, paper-prefixed).
+
+    `instances` maps a variant id to the parameters it is built with by default (its audit
+    instance, see `Spec.instance`); explicit parameters passed to `get` override them.
+    """
     if kind not in ("learner", "mechanism"):
         raise ValueError(f"kind must be 'learner' or 'mechanism', got {kind!r}")
 
@@ -54,9 +69,16 @@ def register(name: str, *, kind: str, paper: str, section: str, summary: str,
         v = {"correct": "the algorithm as published"} if variants is None else dict(variants)
         if "correct" not in v:
             v = {"correct": "the algorithm as published", **v}
-        spec = Spec(name, factory, kind, paper, section, summary, v, tuple(tags))
+        spec = Spec(name, factory, kind, paper, section, summary, v, tuple(tags),
+                    {k: dict(p) for k, p in (instances or {}).items()})
         if v.keys() - {"correct"} and "variant" not in spec.params:
             raise ValueError(f"{name}: a factory with variants needs a `variant` parameter")
+        for k, p in spec.instances.items():
+            if k not in v:
+                raise ValueError(f"{name}: instance given for unknown variant {k!r}")
+            bad = sorted(set(p) - set(spec.params) | ({"variant"} & set(p)))
+            if bad:
+                raise ValueError(f"{name}: instance of {k!r} sets invalid parameter(s) {bad}")
         _REGISTRY[name] = spec
         return factory
 
@@ -77,7 +99,8 @@ def spec(name: str) -> Spec:
 def get(name: str, **params: Any) -> Any:
     """Build the registered algorithm `name` with `params` (``variant="bv-..."`` for a bug).
 
-    Raises `ValueError` (a `PrivauditError`) naming the valid choices for an unknown name,
+    A variant with an audit instance (`Spec.instance`) takes those parameters unless `params`
+    sets them. Raises `ValueError` (a `PrivauditError`) naming the valid choices for an unknown name,
     parameter or variant.
     """
     s = spec(name)
@@ -89,6 +112,7 @@ def get(name: str, **params: Any) -> Any:
     variant = params.get("variant", "correct")
     if variant not in s.variants:
         raise PrivauditError(f"{name}: unknown variant {variant!r}; valid: {', '.join(s.variants)}")
+    params = {**s.instance(variant), **params}
     try:
         return s.factory(**params)
     except PrivauditError:
@@ -113,6 +137,7 @@ def info(name: str) -> dict:
         "certified": certified.to_dict() if certified is not None else None,
         "params": {k: _jsonable(v) for k, v in s.params.items()},
         "variants": dict(s.variants),
+        "instances": {k: {p: _jsonable(x) for p, x in d.items()} for k, d in s.instances.items()},
         "tags": list(s.tags),
     }
 

@@ -89,6 +89,8 @@ def run_list(args: argparse.Namespace) -> int:
         bugs = [v for v in r["variants"] if v != "correct"]
         if bugs:
             print(f"{'':<14} variants: {', '.join(bugs)}")
+        for v, p in r["instances"].items():
+            print(f"{'':<14} {v} audit instance: {', '.join(f'{k}={x}' for k, x in p.items())}")
     return 0
 
 
@@ -183,7 +185,10 @@ def _build(args: argparse.Namespace) -> Any:
     import algorithms
 
     params = algorithms.coerce_params(args.algorithm, raw)
-    return algorithms.get(args.algorithm, **params), params
+    obj = algorithms.get(args.algorithm, **params)
+    # Record what was built, a variant's audit instance included (registry.Spec.instance).
+    instance = algorithms.spec(args.algorithm).instance(params.get("variant", "correct"))
+    return obj, {**instance, **params}
 
 
 def _claim(obj: Any, args: argparse.Namespace):
