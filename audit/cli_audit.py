@@ -7,7 +7,9 @@ import csv
 import importlib
 import json
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -281,20 +283,22 @@ def run_audit(args: argparse.Namespace) -> int:
         if data is not None or queries is not None:
             raise PrivauditError("--data/--queries apply to learners; a mechanism takes --pairs")
 
-    journal = None
     out = Path(args.out) if args.out else None
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "command.json").write_text(json.dumps({k: getattr(args, k) for k in _RESUMABLE}, indent=2))
-        journal = Journal(out / "journal.jsonl")
+    # Long runs lose no finished work: without --out the journal goes to a scratch directory
+    # that is removed on success and kept (with a resume hint) if the run stops early.
+    workdir = out if out is not None else Path(tempfile.mkdtemp(prefix="privaudit-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "command.json").write_text(json.dumps({k: getattr(args, k) for k in _RESUMABLE}, indent=2))
+    journal = Journal(workdir / "journal.jsonl")
 
-    runner = make_runner_from_args(args)
-    # SIGTERM stops like Ctrl-C, leaving the journal valid; progress bars are per phase, with
-    # totals and ETA, and only on a terminal.
-    interrupt_on_sigterm()
-    if not args.quiet:
-        runner = ProgressRunner(runner)
+    runner = None
     try:
+        runner = make_runner_from_args(args)
+        # SIGTERM stops like Ctrl-C, leaving the journal valid; progress bars are per phase, with
+        # totals and ETA, and only on a terminal.
+        interrupt_on_sigterm()
+        if not args.quiet:
+            runner = ProgressRunner(runner)
         common = dict(claim=claim, confidence=args.confidence, explore_runs=explore, confirm_runs=runs,
                       seed=args.seed, runner=runner, tests=args.tests, journal=journal)
         if learner:
@@ -302,10 +306,22 @@ def run_audit(args: argparse.Namespace) -> int:
                                    search_options=search_options, **common)
         else:
             result = audit(obj, pairs, **common)
+    except BaseException as exc:
+        if len(journal):
+            print(f"privaudit: {len(journal)} finished chunks are kept in {workdir}; continue with: "
+                  f"privaudit audit --resume {workdir}", file=sys.stderr)
+        elif out is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+        if isinstance(exc, KeyboardInterrupt):
+            print("privaudit: interrupted", file=sys.stderr)
+            return 130
+        raise
     finally:
-        runner.close()
-        if journal is not None:
-            journal.close()
+        if runner is not None:
+            runner.close()
+        journal.close()
+    if out is None:
+        shutil.rmtree(workdir, ignore_errors=True)
     result.params = dict(params) or result.params
     result.against = args.against
     if out is not None:

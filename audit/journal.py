@@ -6,12 +6,13 @@ One JSON line per finished chunk::
 
 The fingerprint is a hash of everything the chunk's counts depend on — the seed, the job's key,
 its run count, the chunk size, the reducer (events, grids), the input's bytes, the queries' bytes
-and the black box's name, type and parameters — so a journal can only ever supply a chunk that
-would be recomputed identically; a changed seed, budget, event or input simply misses. A black
-box is described by its module, class, ``name`` and public data attributes (parameters such as
-``epsilon`` or ``variant``); attributes starting with ``_`` are taken for caches and left out,
-and so is its code: edit a black box's code without changing a parameter and an old journal
-would still be reused, so start a fresh output directory after such an edit.
+and the black box's name, type, parameters and code — so a journal can only ever supply a chunk
+that would be recomputed identically; a changed seed, budget, event or input simply misses. A
+black box is described by its module, class, ``name``, public data attributes (parameters such as
+``epsilon`` or ``variant``; attributes starting with ``_`` are taken for caches and left out) and
+the bytes of the source file defining its class: editing that file invalidates old chunks. Code
+the class merely calls in *other* modules is not hashed; after editing such a helper, start a
+fresh output directory.
 
 Each line is written with one ``write`` call, flushed and fsync'd before `put` returns, so after a
 crash (Ctrl-C, SIGTERM, SIGKILL, power loss) the file holds every chunk reported finished plus at
@@ -21,7 +22,9 @@ most one torn last line, which is ignored (and cut off before new lines are appe
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
+import inspect
 import json
 import os
 import threading
@@ -82,11 +85,22 @@ def _feed(h: "hashlib._Hash", obj: Any, depth: int = 0) -> None:
         _feed_object(h, obj, depth)
 
 
+@functools.lru_cache(maxsize=256)
+def _source_digest(cls: type) -> str:
+    """Hash of the file defining `cls` ('' when there is none, e.g. a class built in a REPL)."""
+    try:
+        path = inspect.getsourcefile(cls)
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else ""
+    except (TypeError, OSError):
+        return ""
+
+
 def _feed_object(h: "hashlib._Hash", obj: Any, depth: int) -> None:
-    # A black box: its name, type and data attributes (parameters such as epsilon or variant);
-    # callables and private caches are left out, they are code, not configuration.
+    # A black box: its name, type, data attributes (parameters such as epsilon or variant) and
+    # defining source file; callables and private caches are left out of the attributes.
     t = type(obj)
-    h.update(f"obj:{t.__module__}.{t.__qualname__}:{getattr(obj, 'name', '')}(".encode())
+    h.update(f"obj:{t.__module__}.{t.__qualname__}:{getattr(obj, 'name', '')}:"
+             f"{_source_digest(t) if depth == 0 else ''}(".encode())
     state = getattr(obj, "__dict__", None)
     if isinstance(state, dict):
         for k in sorted(state):

@@ -295,3 +295,60 @@ def test_cli_sigterm_then_resume_gives_identical_result(tmp_path, monkeypatch, c
     assert len(chunk_calls) == 30 - len(lines)  # only the missing chunks were recomputed
     assert len(journal.read_text().splitlines()) == 30
     assert _result(out) == _result(tmp_path / "full")
+
+
+def test_cli_without_out_keeps_an_interrupted_runs_chunks_and_cleans_up_a_finished_one(
+        tmp_path, monkeypatch):
+    (tmp_path / "slowbb.py").write_text(_SLOW_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    args = ["--blackbox", "slowbb:MECH", "--runner", "local", "--runs", "120000",
+            "--explore-runs", "30000", "--chunk-runs", "10000", "--seed", "1", "--quiet"]
+    cmd, env = _cli(tmp_path, args, SLOWBB_SLEEP="0.1", TMPDIR=str(scratch))
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    journals = []
+    while time.time() < deadline and not (journals and len(journals[0].read_text().splitlines()) >= 5):
+        journals = list(scratch.glob("privaudit-*/journal.jsonl"))
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    kept = journals[0].parent
+    assert f"privaudit audit --resume {kept}" in err and kept.exists()
+    done = len(journals[0].read_text().splitlines())
+
+    # the printed command finishes the audit, recomputing only what is missing
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("SLOWBB_LOG", str(log))
+    assert _main_in_process(["--resume", str(kept), "--runner", "local", "--quiet"], monkeypatch) == 0
+    assert len([x for x in log.read_text().split() if int(x) != 2000]) == 30 - done
+    assert (kept / "result.json").exists()
+
+    # a run that finishes leaves no scratch directory behind
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    before = set(scratch.iterdir())
+    assert _main_in_process(args, monkeypatch) == 0
+    assert set(scratch.iterdir()) == before
+
+
+def test_fingerprint_changes_when_the_black_box_source_changes(tmp_path, monkeypatch):
+    import importlib
+
+    from audit import journal as journal_mod
+
+    src = "import numpy as np\nclass BB:\n    name = 'bb'\n    def sample(self, inp, runs, rng):\n" \
+          "        return np.zeros(runs, dtype=np.int8)\n"
+    (tmp_path / "bbsrc.py").write_text(src)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("bbsrc")
+    fp = fingerprint(_job(mod.BB()), 1000, seed=0)
+    journal_mod._source_digest.cache_clear()
+    assert fingerprint(_job(mod.BB()), 1000, seed=0) == fp  # same file, same fingerprint
+    (tmp_path / "bbsrc.py").write_text(src.replace("zeros", "ones"))
+    journal_mod._source_digest.cache_clear()
+    mod = importlib.reload(mod)
+    assert fingerprint(_job(mod.BB()), 1000, seed=0) != fp
