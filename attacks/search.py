@@ -123,7 +123,8 @@ def default_search_runs(explore_runs: int) -> int:
 def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
                    sizes: Any = None, max_size: int = 4096) -> list[int]:
     """Dataset sizes to search: `sizes` if given, else the learner's ``search_sizes``, else the
-    smallest power of two n0 >= 8 the learner accepts, max(4 n0, 256) + 1 and max(16 n0, 2048) + 1.
+    smallest power of two n0 >= 8 the learner accepts, max(4 n0, 256) + 1 and max(16 n0, 2048) + 1,
+    else (no power of two accepted) the sizes of the learner's own designed pairs.
 
     The probe runs the learner twice on a small design; its randomness comes from the search's
     own spawn key, so it never overlaps the core's samples.
@@ -155,6 +156,12 @@ def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
         except (PrivauditError, ValueError) as exc:
             errors.append(f"n={n}: {exc}")
             n *= 2
+    # Learners that take only particular sizes (e.g. k*m + n' for BLM's M): the sizes of their
+    # own designs are sizes they accept.
+    own = sorted({len(getattr(ds, "y", ())) for pair in getattr(learner, "pairs", None) or ()
+                  if isinstance(pair, (tuple, list)) for ds in pair if hasattr(ds, "y")} - {0})
+    if own:
+        return own
     raise PrivauditError(f"the search found no dataset size <= {max_size} that "
                          f"{getattr(learner, 'name', 'the learner')!r} accepts; last error: "
                          f"{errors[-1] if errors else '?'} (pass search_options={{'sizes': [...]}})")

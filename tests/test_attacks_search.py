@@ -13,7 +13,7 @@ import pytest
 
 import algorithms
 from attacks import search
-from attacks.search import exact_bounds, mutate
+from attacks.search import discover_sizes, exact_bounds, mutate
 from attacks.domain import Domain
 from attacks.families import adversarial_family
 from audit import Claim, Dataset, PrivauditError, audit_learner
@@ -202,3 +202,29 @@ def test_cli_search_flags(tmp_path, capsys):
     assert res["search"]["strategy"] == "adaptive" and res["search"]["search_runs"] > 0
     assert res["witness"]["found_by"].startswith("search")
     assert main(["audit", "dp-rr", "--search", "--runner", "local", "--quiet"]) == 2
+
+
+class _OnlyOneSize:
+    """A learner accepting only n = 37 (like BLM's M, which needs exactly k*m + n' records)."""
+
+    name = "only-37"
+    claim = Claim(1.0)
+
+    def __init__(self):
+        X = np.linspace(0, 1, 37).reshape(-1, 1)
+        a = Dataset(X, np.zeros(37))
+        self.pairs = [(a, a.relabel(0, 1))]
+
+    def predict(self, data, queries, runs, rng):
+        if data.n != 37:
+            raise ValueError(f"needs exactly 37 examples, got {data.n}")
+        return np.zeros((runs, len(queries)), dtype=np.int8)
+
+
+def test_sizes_fall_back_to_the_learners_own_designs():
+    dom = Domain(np.linspace(0, 1, 9).reshape(-1, 1), None, "grid")
+    assert discover_sizes(_OnlyOneSize(), dom, "replace-one", 0) == [37]
+    bare = _OnlyOneSize()
+    bare.pairs = []
+    with pytest.raises(PrivauditError, match="no dataset size <= 4096"):
+        discover_sizes(bare, dom, "replace-one", 0)
