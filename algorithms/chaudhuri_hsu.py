@@ -29,7 +29,12 @@ hypothesis (rows of ``learner.H``), and ``exact(data, queries)`` the exact ``Pr[
 query (spec 7.3). Report-noisy-min variants (BRK-4, FP-4) have none (PrivauditError).
 
 Planted bugs (spec 7.7, ``variant="brk-..."``) and negative controls (``fp-...``) are listed in
-`EM_VARIANTS`, `COVER_VARIANTS` and `A2_VARIANTS`; each entry says what it plants.
+`EM_VARIANTS`, `COVER_VARIANTS` and `A2_VARIANTS`; each entry says what it plants. Every planted bug
+is flagged on the learner's own pairs (``learner.pairs``/``queries``, what ``privaudit audit NAME
+--variant V`` uses): the designs of spec 7.3 (`replace_designs`, `label_designs`), BRK-14 on
+`add_remove_designs`, BRK-15 on its own `underflow_pair` (a pile at the float32 underflow count),
+and BRK-5 at its registry audit instance ``alpha = 0.1, epsilon_acc = 0.5`` (`INSTANCES`; the spec's
+detection row: a bug only when epsilon_acc > alpha).
 
 References
 ----------
@@ -71,7 +76,8 @@ EM_VARIANTS = {
     "brk-4": "BUG BRK-4: report-noisy-min with Laplace(1/alpha) on the counts: true loss ~2 alpha "
              "(no exact oracle)",
     "brk-5": "BUG BRK-5: the accuracy parameter epsilon_acc used as the privacy parameter: true "
-             "loss epsilon_acc (flagged when epsilon_acc > alpha)",
+             "loss epsilon_acc; a no-op unless epsilon_acc > alpha, so audited at the spec's "
+             "instance alpha = 0.1, epsilon_acc = 0.5",
     "brk-10": "BUG BRK-10: non-private argmin of c_g over the list (first index): deterministic, "
               "infinite loss",
     "brk-11": "BUG BRK-11: one model drawn from a generator seeded by sha256(S) and reused in every "
@@ -79,7 +85,8 @@ EM_VARIANTS = {
     "brk-12": "BUG BRK-12: class-balanced score (m/2)(FN/n_pos + FP/n_neg) with sensitivity still "
               "taken as 1: loss > alpha when a class is rare",
     "brk-15": "BUG BRK-15: unshifted float32 exp(-alpha c/2): weights underflow to 0 for large "
-              "counts (support mismatch invisible to sampling; caught by the white-box oracle)",
+              "counts; flagged on the underflow pile design (a label flip moves the candidates "
+              "across the float32 underflow count: support mismatch with mass ~1/2)",
     "fp-1": "negative control FP-1: weights exp(-alpha err_S(g)/2) with the normalised error "
             "(over-private, alpha/m-DP): must NOT be flagged",
     "fp-4": "negative control FP-4: report-noisy-min with Laplace(2/alpha) (alpha-DP): must NOT "
@@ -107,6 +114,12 @@ A2_VARIANTS = {
 }
 
 _NOISE = ("brk-2", "brk-4", "fp-4")
+
+# Audit instances (registry): BRK-5 releases EM at epsilon_acc instead of alpha, so it is a bug only
+# when epsilon_acc > alpha (spec 7.7: "flagged whenever eps_acc > alpha (e.g. alpha = 0.1, eps =
+# 0.5)"); at the defaults (alpha 1, epsilon_acc 0.1) it is merely over-private. The correct learner
+# at the same instance passes on the same pairs (tests/test_ch_audit.py).
+INSTANCES = {"brk-5": {"alpha": 0.1, "epsilon_acc": 0.5}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -567,9 +580,10 @@ def label_designs(H: HypothesisClass, scale: float) -> tuple[list, np.ndarray]:
     return [(P1, P1.relabel(0, 0)), (S2, S2b)], H.domain[q]
 
 
-def add_remove_designs(learner: A1Learner, lo: int = 200, hi: int = 2000) -> tuple[list, np.ndarray]:
-    """BRK-14: a size m whose KAPPA cover differs from that of m + 1; S has m records at x0 with
-    balanced labels (near-uniform EM), S' one more record."""
+def add_remove_designs(learner: A1Learner, lo: int = 1, hi: int = 2000) -> tuple[list, np.ndarray]:
+    """BRK-14: the smallest m >= lo whose KAPPA cover differs from that of m + 1 (agnostic eq. (4)
+    at the defaults: m ~ 600; realizable eq. (5): m ~ 60, which a search from 200 missed); S has m
+    records at x0 with balanced labels (near-uniform EM), S' one more record."""
     H = learner.H
     for m in range(lo, hi):
         G0, G1 = learner.public_cover(m), learner.public_cover(m + 1)
@@ -582,6 +596,45 @@ def add_remove_designs(learner: A1Learner, lo: int = 200, hi: int = 2000) -> tup
     diff = np.setxor1d(G0, G1)
     q = identifying_queries(H, np.union1d(G0, G1), [x0] + [int(j) for j in _separators(H, diff)])
     return [(S, S.add(H.domain[x0], m % 2))], H.domain[q]
+
+
+def underflow_count(alpha: float, dtype: Any = np.float32) -> int:
+    """The smallest mistake count ``c`` at which the unshifted weight ``exp(-alpha c / 2)``,
+    evaluated in ``dtype``, is exactly 0 (float32: 208 at alpha = 1; float64: 1490)."""
+    tiny = np.finfo(dtype).smallest_subnormal
+    c = max(1, int(math.floor(-2.0 * math.log(float(tiny)) / alpha)) - 2)
+    with np.errstate(under="ignore"):
+        while np.exp(dtype(-0.5 * alpha * c)) != 0:
+            c += 1
+    return c
+
+
+def underflow_pair(H: HypothesisClass, rows: np.ndarray, queries: np.ndarray, alpha: float,
+                   dtype: Any = np.float32) -> tuple[Dataset, Dataset]:
+    """BRK-15 (spec 3.0 "never compute exp(-alpha c/2) unshifted"): the underflow pile.
+
+    All records sit at one query point x0 (the one splitting ``rows`` most evenly): ``c* - 1``
+    labelled 0 and ``c*`` labelled 1, with ``c* = underflow_count(alpha, dtype)``. Every candidate
+    predicting 1 at x0 makes ``c* - 1`` mistakes, every one predicting 0 makes ``c*``; flipping one
+    1 to 0 swaps the two counts. An unshifted ``dtype`` exponential gives the second group weight
+    exactly 0 under S and the first group weight exactly 0 under S': the event ``h(x0) = 0`` is
+    impossible under S and has probability ~1/2 under S' (a support mismatch sampling sees at
+    once). A correct EM gives the two groups the ratio ``e^{alpha/2}`` on both sides (loss <=
+    alpha). n = 2 c* - 1 (415 at alpha = 1); a label flip, so valid for every claim here.
+    """
+    c = underflow_count(alpha, dtype)
+    qi = H.index(np.asarray(queries, dtype=np.float64).reshape(-1, H.d))
+    ones = (H.matrix[np.unique(rows)][:, qi] == 1).sum(axis=0)
+    split = np.minimum(ones, np.unique(rows).size - ones)
+    x0 = int(qi[int(np.argmax(split))])
+    S = _ds(H, [x0] * (2 * c - 1), [0] * (c - 1) + [1] * c)
+    return S, S.relabel(2 * c - 2, 0)
+
+
+def _variant_pairs(L: CHLearner, rows: np.ndarray) -> None:
+    """Designs that only a planted bug needs: appended to the variant's default pairs."""
+    if L.variant == "brk-15":
+        L.pairs = list(L.pairs) + [underflow_pair(L.H, rows, L.queries, L.alpha)]
 
 
 def _separators(H: HypothesisClass, rows: np.ndarray) -> list[int]:
@@ -605,7 +658,7 @@ def _d_u(cls: str, d_u: float) -> float:
           section="Step 3 of Figures 1-3; Lemma 18 (McSherry & Talwar 2007)",
           summary="exponential mechanism over a fixed data-independent candidate list, one "
                   "hypothesis per run; alpha-DP (replace-one)",
-          variants={**EM_VARIANTS, "brk-9": COVER_VARIANTS["brk-9"]})
+          variants={**EM_VARIANTS, "brk-9": COVER_VARIANTS["brk-9"]}, instances=INSTANCES)
 def ch_em(alpha: float = 1.0, cls: str = "thr", grid: int = 64, candidates: int = 9,
           epsilon_acc: float = 0.1, variant: str = "correct") -> EMLearner:
     """CH-EM over ``candidates`` evenly spaced rows of class ``cls`` (0 = the whole class)."""
@@ -614,6 +667,7 @@ def ch_em(alpha: float = 1.0, cls: str = "thr", grid: int = 64, candidates: int 
     L = EMLearner(H, alpha, _int("candidates", candidates, 0, 10**6), variant,
                   _positive("epsilon_acc", epsilon_acc, upper=1.0))
     L.pairs, L.queries = replace_designs(H, L.G)
+    _variant_pairs(L, L.G)
     return L
 
 
@@ -631,6 +685,7 @@ def _a1(realizable: bool, alpha: float, cls: str, grid: int, eps0: float, kappa:
         L.pairs, L.queries = add_remove_designs(L)
     else:
         L.pairs, L.queries = replace_designs(H, L.public_cover(1))
+        _variant_pairs(L, L.public_cover(1))
     return L
 
 
@@ -644,7 +699,7 @@ _A1_DOC = """Parameters: alpha (privacy), cls (thr|int|sep2), grid (domain grid 
 @register("ch-a1", kind="learner", paper=PAPER, section="Figure 1 / Theorems 7-8",
           summary="A1: KAPPA (eq. 4) -> greedy eps0-cover of (H, rho_U) for a public reference U "
                   "(Lemma 13) -> exponential mechanism; alpha-DP (replace-one)",
-          variants={**EM_VARIANTS, **COVER_VARIANTS})
+          variants={**EM_VARIANTS, **COVER_VARIANTS}, instances=INSTANCES)
 def ch_a1(alpha: float = 1.0, cls: str = "thr", grid: int = 64, eps0: float = 0.12,
           kappa: float = 0.0, epsilon_acc: float = 0.1, delta_fail: float = 0.05, C: float = 1.0,
           d_u: float = 0.0, reference: str = "uniform", max_cover: int = 5000,
@@ -656,7 +711,7 @@ def ch_a1(alpha: float = 1.0, cls: str = "thr", grid: int = 64, eps0: float = 0.
 
 @register("ch-a1r", kind="learner", paper=PAPER, section="Figure 2 / Theorem 9 (Section 5.2)",
           summary="A1r: realizable variant of A1 (eq. 5 in KAPPA); alpha-DP (replace-one)",
-          variants={**EM_VARIANTS, **COVER_VARIANTS})
+          variants={**EM_VARIANTS, **COVER_VARIANTS}, instances=INSTANCES)
 def ch_a1r(alpha: float = 1.0, cls: str = "thr", grid: int = 64, eps0: float = 0.12,
            kappa: float = 0.0, epsilon_acc: float = 0.1, delta_fail: float = 0.05, C: float = 1.0,
            d_u: float = 0.0, reference: str = "uniform", max_cover: int = 5000,
@@ -673,7 +728,7 @@ ch_a1r.__doc__ += "\n\n    " + _A1_DOC
 @register("ch-a2", kind="learner", paper=PAPER, section="Figure 3 / Appendix E, Theorems 26-27",
           summary="A2: greedy (epsilon/4)-cover of (H, rho_X) from the unlabeled sample -> "
                   "exponential mechanism; alpha-LABEL-DP only",
-          variants={**EM_VARIANTS, **A2_VARIANTS})
+          variants={**EM_VARIANTS, **A2_VARIANTS}, instances=INSTANCES)
 def ch_a2(alpha: float = 1.0, cls: str = "thr", grid: int = 64, epsilon_acc: float = 0.1,
           scale: float = 0.0, variant: str = "correct") -> A2Learner:
     """A_2: label-private learner; ``scale`` overrides the cover scale epsilon_acc/4 (0 = paper)."""
@@ -691,6 +746,7 @@ def ch_a2(alpha: float = 1.0, cls: str = "thr", grid: int = 64, epsilon_acc: flo
             [cv.cover_x(H, cv.x_weights(H, S.X), L.scale) for S in (rp[2][0], rp[2][1])]),
             [int(a), int(b)] + list(H.index(q)))]
     L.pairs, L.queries = pairs, q
+    _variant_pairs(L, np.arange(H.size))
     return L
 
 
@@ -709,6 +765,7 @@ def ch_erm(alpha: float = 1.0, cls: str = "thr", grid: int = 64) -> ERMLearner:
 
 
 __all__ = ["CHLearner", "EMLearner", "A1Learner", "A2Learner", "ERMLearner", "Summary",
-           "EM_VARIANTS", "COVER_VARIANTS", "A2_VARIANTS", "identifying_queries", "focal_point",
-           "replace_designs", "label_designs", "add_remove_designs", "ch_em", "ch_a1", "ch_a1r",
+           "EM_VARIANTS", "COVER_VARIANTS", "A2_VARIANTS", "INSTANCES", "identifying_queries",
+           "focal_point", "replace_designs", "label_designs", "add_remove_designs", "underflow_count",
+           "underflow_pair", "ch_em", "ch_a1", "ch_a1r",
            "ch_a2", "ch_erm", "PAPER"]

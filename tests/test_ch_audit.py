@@ -13,12 +13,16 @@ where 200,000 runs certify about 0.9 * the true loss (the expected bound, checke
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 import algorithms
+from algorithms.chaudhuri_hsu import underflow_count
 from audit import audit_learner
 from audit.errors import PrivauditError
+from test_ch_learners import _max_loss
 
 BUDGET = dict(explore_runs=20_000, confirm_runs=200_000, seed=2011)
 
@@ -26,7 +30,7 @@ BUDGET = dict(explore_runs=20_000, confirm_runs=200_000, seed=2011)
 FLAGGED = [("ch-a1", v, {}) for v in ("brk-1", "brk-2", "brk-3", "brk-4", "brk-6", "brk-7", "brk-8",
                                       "brk-9", "brk-10", "brk-11", "brk-12", "brk-14")] + [
     ("ch-a1", "brk-5", {"alpha": 0.1, "epsilon_acc": 0.5}),
-    ("ch-a1r", "brk-1", {}), ("ch-a1r", "brk-6", {}),
+    ("ch-a1r", "brk-1", {}), ("ch-a1r", "brk-6", {}), ("ch-a1r", "brk-14", {}),
     ("ch-em", "brk-1", {}), ("ch-em", "brk-9", {}), ("ch-em", "brk-12", {}),
     ("ch-a2", "brk-1", {}), ("ch-a2", "brk-3", {}), ("ch-a2", "brk-6", {}), ("ch-a2", "brk-13", {}),
     ("ch-a2", "brk-12", {}),
@@ -92,3 +96,60 @@ def test_group_privacy_k_flips():
     assert np.array_equal(r1, r2)
     loss = np.max(np.abs(np.log(p1) - np.log(p2)))
     assert 0.7 * 10 * 0.1 < loss <= 10 * 0.1 + 1e-12
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 5: every planted bug flagged by `audit_learner(L)` with NO pairs given (the learner's own
+# pairs and audit instance, as `privaudit audit NAME --variant V` uses them), and the correct
+# learner at the same instance passing on the same pairs.
+# ------------------------------------------------------------------------------------------------
+EM_LEARNERS = ("ch-em", "ch-a1", "ch-a1r", "ch-a2")
+
+
+@pytest.mark.parametrize("name", EM_LEARNERS)
+def test_brk5_flagged_at_its_audit_instance_where_correct_passes(name):
+    """BRK-5 (EM run at epsilon_acc instead of alpha) is over-private at the defaults (alpha 1,
+    epsilon_acc 0.1), so the registry builds it at the spec's instance alpha = 0.1, epsilon_acc =
+    0.5. Cannot flake: fixed seed; the exact loss on the default pairs is 0.39-0.44 (checked
+    below), and 200,000 runs per side on events of mass ~0.1 put the Clopper-Pearson bound within
+    ~0.05 of it (measured 0.43, ch-a2 0.37; the same at 1e6), far above 0.25; the correct
+    learner's exact loss on the same pairs is <= 0.1, so a violation would contradict the 0.95
+    confidence of the bound (and with this fixed seed it reads <= 0.1)."""
+    L = algorithms.get(name, variant="brk-5")            # no parameters: the audit instance
+    assert (L.alpha, L.epsilon_acc, L.claim.epsilon) == (0.1, 0.5, 0.1)
+    assert algorithms.info(name)["instances"]["brk-5"] == {"alpha": 0.1, "epsilon_acc": 0.5}
+    C = algorithms.get(name, alpha=0.1, epsilon_acc=0.5)
+    exact_bug = max(_max_loss(L, S, Sb) for S, Sb in L.pairs)
+    exact_ok = max(_max_loss(C, S, Sb) for S, Sb in L.pairs)
+    assert 0.3 < exact_bug <= 0.5 + 1e-12 and exact_ok <= 0.1 + 1e-12
+    r = audit_learner(L, **BUDGET)
+    assert r.violation and r.epsilon_lower > 2.5 * L.claim.epsilon, r.epsilon_lower
+    rc = audit_learner(C, pairs=L.pairs, queries=L.queries, **BUDGET)
+    assert not rc.violation and rc.epsilon_lower <= 0.1
+    # at the defaults the mutation is a no-op privacy-wise (EM at 0.1 <= alpha = 1)
+    D = algorithms.get(name, variant="brk-5", alpha=1.0, epsilon_acc=0.1)
+    assert max(_max_loss(D, S, Sb) for S, Sb in D.pairs) <= 0.1 + 1e-12
+
+
+@pytest.mark.parametrize("name", EM_LEARNERS)
+def test_brk15_flagged_on_the_underflow_pile_where_correct_passes(name):
+    """BRK-15 (unshifted float32 exp): the variant's own design `underflow_pair` puts 2c* - 1
+    records at one point (c* = 208 at alpha = 1, the count where float32 exp(-c/2) is exactly 0);
+    one label flip moves a whole group of candidates from weight 0 to a positive weight. Exact:
+    the event h(x0) = 0 has probability 0 under S and 0.44-1 under S' (support mismatch), while
+    the correct EM's loss on the same pair is <= alpha. Cannot flake: fixed seed, and an event of
+    mass >= 0.4 that never occurs under S is certified at ~ln(n p / ln(2/beta)) >> 1 (measured
+    10.9 at 2e5 runs, 12.5 at 1e6); the correct learner's loss on it is <= alpha = 1 (exact
+    0.50-0.55; its audit reads 0.87-0.89, from the default pairs)."""
+    assert underflow_count(1.0) == 208 and underflow_count(0.1) == 2080
+    assert underflow_count(1.0, np.float64) > 1400
+    L = algorithms.get(name, variant="brk-15")
+    C = algorithms.get(name)
+    S, Sb = L.pairs[-1]
+    assert S.n == 415 and np.unique(S.X).size == 1 and len(L.pairs) == len(C.pairs) + 1
+    assert _max_loss(L, S, Sb) == math.inf
+    assert _max_loss(C, S, Sb) <= C.claim.epsilon + 1e-12
+    r = audit_learner(L, **BUDGET)
+    assert r.violation and r.epsilon_lower > 5.0, r.epsilon_lower
+    rc = audit_learner(C, pairs=L.pairs, queries=L.queries, **BUDGET)
+    assert not rc.violation and rc.epsilon_lower <= C.claim.epsilon
