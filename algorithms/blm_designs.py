@@ -207,5 +207,76 @@ def shared_stream(L: Layout, j: int) -> tuple[Dataset, Dataset]:
     return S, S.replace(pos, S.X[pos], 1 - int(S.y[pos]))
 
 
+def _tail_score(p: float, q: float, runs: float = 1e5) -> float:
+    """ln(p/q) minus a rough 3-sigma allowance for estimating both at `runs` runs."""
+    if p <= 0 or q <= 0:
+        return -math.inf
+    return math.log(p / q) - 3.0 * math.sqrt(1.0 / (p * runs) + 1.0 / (q * runs))
+
+
+def _upper_tail(c: float, t: float, b: float) -> float:
+    """``P(c + Lap(b) >= t)``."""
+    z = (t - c) / b
+    return 0.5 * math.exp(-z) if z >= 0 else 1.0 - 0.5 * math.exp(z)
+
+
+def block_repeated_two_bucket(L: Layout, r: int, tau_eff: float, b: float) -> tuple[Dataset, Dataset]:
+    """B6 design for ``r`` overlapping batches per block (batch i reads block ``i // r``).
+
+    Blocks ``0..A-1`` output ``a``, blocks ``A..A+B-1`` output ``b``, every later block the filler
+    ``c``; the neighbour turns block 0 into ``b`` (one label in its T). Under the bug the counts
+    are ``rA, rB`` -> ``r(A-1), r(B+1)`` and the filler's ``r(k/r - A - B)`` stays below the
+    threshold; correctly they move by 1. ``A, B`` maximise the tail ratio of
+    ``{a released, b not}`` (about ``e^(r eps_H)``, Laplace scale ``b``) at threshold ``tau_eff``.
+    ``S'`` = ``n'`` copies of ``(x0, b(x0))``: GL prefers b over a and c."""
+    t = tables(L.N)
+    r = int(r)
+    blocks = L.k // r
+    best, arg = -math.inf, None
+    for A in range(1, blocks):
+        for B in range(1, blocks - A + 1):
+            pa, qa = _upper_tail(r * A, tau_eff, b), _upper_tail(r * (A - 1), tau_eff, b)
+            pb, qb = 1 - _upper_tail(r * B, tau_eff, b), 1 - _upper_tail(r * (B + 1), tau_eff, b)
+            score = _tail_score(pa * pb, qa * qb)
+            if score > best:
+                best, arg = score, (A, B)
+    if arg is None:
+        raise PrivauditError(f"block-repeated design needs k >= 2 r = {2 * r}, got k = {L.k}")
+    A, B = arg
+    outs = [t["a"]] * A + [t["b"]] * B + [t["c"]] * (L.k - A - B)
+    return _pair(L, outs, [0] * L.n_prime, [0] * L.n_prime, L.t_position(0, 0), 0, 0)
+
+
+def overlap_tail(L: Layout, tau_eff: float, b: float, eps_G: float, d: int) -> tuple[Dataset, Dataset]:
+    """B15 design: ``S'`` overlaps the last batch (``S' = S[km - n' : km]``).
+
+    ``ceil(tau_eff)`` batches (the last one among them) output ``a``, the others ``b`` (released
+    always); the neighbour flips ``x0``'s label in the last batch's T, so that batch outputs ``b``.
+    The last batch's stream past the part its tournament consumes (``2 n (2^d - 1)`` examples) is
+    free: inside the overlap it holds ``g`` copies of ``(x0, 0)`` padded with ``(x1, 0)``, so that,
+    if ``S'`` is that region, ``err_a - err_b`` is ``g - 1`` and the neighbour makes it ``g + 1``.
+    Event ``{out = a}``: the Hist tail moves by ``e^(eps_H / 2)`` and -- only when ``S'`` overlaps
+    -- the GL choice by up to ``e^(eps_G)`` (``g`` about ``5 / eps_G``). A correct M reads ``S'`` =
+    ``n'`` copies of ``(x0, 0)`` after the batches, untouched by the neighbour."""
+    t = tables(L.N)
+    k, m, N, n = L.k, L.gp.m, L.gp.N, L.gp.n
+    ca = int(math.ceil(tau_eff))
+    if ca >= k or L.N < 2:
+        raise PrivauditError(f"overlap design needs k > tau_eff = {tau_eff:.1f} and |X| >= 2")
+    lo = max(m - L.n_prime, 2 * n * (2 ** d - 1))
+    free = np.arange((k - 1) * m + lo, (k - 1) * m + N)
+    g = min(max(1, round(5.0 / eps_G) + 1), free.size)
+    if free.size == 0:
+        raise PrivauditError("overlap design needs S' to reach the unused stream of the last batch")
+    outs = [t["b"]] * (k - ca) + [t["a"]] * ca
+    xs, ys = L.dataset(outs, [0] * L.n_prime, [0] * L.n_prime)
+    xs[free], ys[free] = 1, 0
+    xs[free[:g]] = 0
+    S = L.to_data(xs, ys)
+    pos = L.t_position(k - 1, 0)
+    return S, S.replace(pos, L.domain[0], 0)
+
+
 __all__ = ["shared_stream", "gadget_batch", "gadget_budget_ok", "Layout", "tables", "crossing_two_bucket",
-           "tight_two_bucket", "singleton", "new_item", "gl_gap", "cover"]
+           "tight_two_bucket", "singleton", "new_item", "gl_gap", "cover",
+           "block_repeated_two_bucket", "overlap_tail"]

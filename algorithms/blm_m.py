@@ -69,7 +69,8 @@ M_VARIANTS = {
     "correct": "Theorem 17 as specified: disjoint positional batches, Hist, pruning on noisy "
                "estimates, GenericLearner on the fresh S'",
     **{v: HIST_VARIANTS[v] for v in ("b1", "b2", "b3", "b4", "b5", "b13")},
-    "b6": "BUG B6: overlapping batches: batch i reads block floor(i/2), so one example lies in 2 batches",
+    "b6": "BUG B6: overlapping batches: batch i reads block floor(i/r) (r = overlap, default 2), so "
+          "one example lies in r batches",
     "b7": "BUG B7: batch-slicing bug: every batch is S[0:m]",
     "b8": "BUG B8: data-dependent partition: the batch region is sorted by (x, y) before batching",
     "b9": GL_VARIANTS["b9"],
@@ -78,7 +79,9 @@ M_VARIANTS = {
     "b12": "BUG B12: Hist skipped: the candidates are the raw set of G outputs",
     "b14": "BUG B14: randomness seeded from the data (sha256 of S): the output is a function of S",
     "b15": "BUG B15: S' is the last n' examples of the batch region (reused by the last batch)",
-    "b18": "BUG B18: pruning compares the TRUE counts (not the noisy estimates) with 3 eta k / 4",
+    "b18": "BUG B18: pruning compares the TRUE counts (not the noisy estimates) with 3 eta k / 4 "
+           "(blm-m audits it at eta = 0.52: at eta = 0.02, k = 64 the threshold 0.96 is below one "
+           "count, so pruning never acts)",
     "b16": "BUG B16: shared stream across batches: when G of batch i runs out of its own stream it "
            "keeps drawing from batch i+1, i+2, ... (budget N + the rest of the batch region), so one "
            "example in batch j can move every h_i with i <= j",
@@ -86,6 +89,11 @@ M_VARIANTS = {
     "benign-no-plus1": HIST_VARIANTS["benign-no-plus1"],
 }
 MAX_EXACT_ITEMS = 14
+# Theorem 1's learner: the paper split makes r = 2 overlapping batches realize exactly the claim
+# (r eps / 2 = eps, spec 6.6 B6: "paper-split M ... flagged for r >= 3"), so B6 is audited at r = 3.
+T1_VARIANTS = {**M_VARIANTS,
+               "b6": M_VARIANTS["b6"] + "; blm-t1 audits it at overlap = 3 (under the paper split "
+                     "r = 2 realizes exactly the claim, r eps / 2 = eps)"}
 
 
 class PrivateLearnerM:
@@ -110,18 +118,21 @@ class PrivateLearnerM:
         SOA's tie label.
     variant : str
         See `M_VARIANTS`.
+    overlap : int
+        B6 only: the number ``r`` of batches that read each block (batch ``i`` reads block
+        ``i // r``); ignored by every other variant.
     """
 
     chunk_runs = 50_000
 
     def __init__(self, H: HypothesisClass, *, epsilon: float, delta: float, split: str, k: int,
                  gp: GParams, n_prime: int, eta: float, tie: int = 1, variant: str = "correct",
-                 name: str = "blm-m") -> None:
+                 name: str = "blm-m", overlap: int = 2) -> None:
         if variant not in M_VARIANTS:
             raise PrivauditError(f"{name}: unknown variant {variant!r}; valid: {', '.join(M_VARIANTS)}")
         if split not in ("parallel", "paper"):
             raise PrivauditError(f"{name}: split must be 'parallel' or 'paper', got {split!r}")
-        for what, v in (("k", k), ("n_prime", n_prime)):
+        for what, v in (("k", k), ("n_prime", n_prime), ("overlap", overlap)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise PrivauditError(f"{name}: {what} must be a positive integer, got {v!r}")
         self.H, self.name, self.variant, self.split = H, name, variant, split
@@ -129,6 +140,7 @@ class PrivateLearnerM:
         self.delta = check_positive("delta", delta, upper=0.5)
         self.eta = check_positive("eta", eta, upper=1.0)
         self.k, self.n_prime, self.gp = int(k), int(n_prime), gp
+        self.overlap = int(overlap)
         self.soa = soa_for(H, tie)
         self.G = GlobalStableLearner(self.soa, gp)
         self._shared: dict[int, GlobalStableLearner] = {}
@@ -172,7 +184,7 @@ class PrivateLearnerM:
             order = np.lexsort((by, bx))
             bx, by = bx[order], by[order]
         if self.variant == "b6":
-            starts = [(i // 2) * m for i in range(k)]
+            starts = [(i // self.overlap) * m for i in range(k)]
         elif self.variant == "b7":
             starts = [0] * k
         else:
@@ -349,10 +361,15 @@ class PrivateLearnerM:
                   lambda: designs.new_item(L, tau_eff, 3.0 * b),
                   lambda: designs.gl_gap(L, max(1, round(3.0 / self.eps_G)))]
         # planted bugs whose leak only a design of their own shows (tests/test_blm_private.py)
-        if self.variant == "b6":
-            makers.append(lambda: designs.block_doubled_two_bucket(L))
+        if self.variant == "b6":  # counts move by r: blocks of a / b around the threshold
+            makers.append(lambda: designs.block_repeated_two_bucket(L, self.overlap, tau_eff, b))
         if self.variant == "b9":  # argmax GL: an error gap of -1 -> +1 flips the output
             makers.append(lambda: designs.gl_gap(L, -1))
+        if self.variant == "b15":  # one example in the last batch's T and in S'
+            makers.append(lambda: designs.overlap_tail(L, tau_eff, b, self.eps_G, self.d))
+        if self.variant == "b16":  # j + 1 spilling batches: u's count Bin(j+1, 1/2) -> j+1
+            j = max(20, math.ceil(1.25 * tau_eff))
+            makers.append(lambda: designs.shared_stream(L, min(j, self.k - 1)))
         pairs = []
         for make in makers:
             try:
@@ -377,7 +394,7 @@ def practical_gparams(H: HypothesisClass, d: int, alpha_G: float, budget_factor:
 @register("blm-m", kind="learner", paper=PAPER, section="Theorem 17 (global stability -> privacy)",
           summary="M: G on k disjoint batches -> stable histogram -> prune -> GenericLearner on a "
                   "fresh S'; (eps, delta)-DP (parallel split; paper split certified eps/2)",
-          variants=M_VARIANTS)
+          variants=M_VARIANTS, instances={"b18": {"eta": 0.52}})
 def blm_m(epsilon: float = 1.0, delta: float = 1e-3, cls: str = "point", grid: int = 4,
           split: str = "parallel", k: int = 64, n_prime: int = 20, eta: float = 0.02,
           alpha_G: float = 0.5, budget_factor: int = 8, pick: str = "first", tie: int = 1,
@@ -449,11 +466,13 @@ def theorem1_parameters(d: int, epsilon: float, delta: float, alpha: float, beta
 @register("blm-t1", kind="learner", paper=PAPER, section="Theorem 1 (private learner for Littlestone classes)",
           summary="Theorem 1: M o G with the paper's parameter wiring (mode='paper', huge) or a "
                   "documented practical mode; (eps, delta)-DP, certified (eps/2, delta)",
-          variants=M_VARIANTS)
+          variants=T1_VARIANTS, instances={"b6": {"overlap": 3}})
 def blm_t1(epsilon: float = 1.0, delta: float = 1e-3, alpha: float = 0.2, beta: float = 0.1,
            cls: str = "point", grid: int = 4, mode: str = "practical", eta_emp: float = 0.5,
-           budget_factor: int = 8, variant: str = "correct") -> PrivateLearnerM:
-    """BLM-10: Theorem 1's learner. Paper split (eps/2 each), parameters from `theorem1_parameters`."""
+           budget_factor: int = 8, overlap: int = 2, variant: str = "correct") -> PrivateLearnerM:
+    """BLM-10: Theorem 1's learner. Paper split (eps/2 each), parameters from `theorem1_parameters`.
+
+    ``overlap`` is planted bug B6's ``r`` (ignored otherwise); its audit instance is ``r = 3``."""
     H = make_class(cls, grid)
     soa = soa_for(H)
     d = soa.ldim()
@@ -468,7 +487,7 @@ def blm_t1(epsilon: float = 1.0, delta: float = 1e-3, alpha: float = 0.2, beta: 
                             budget_factor=budget_factor)
     M = PrivateLearnerM(H, epsilon=epsilon, delta=delta, split="paper", k=P["k"],
                         gp=GParams(P["n_aux"], P["N"]), n_prime=P["n_prime"], eta=P["eta"],
-                        variant=variant, name="blm-t1")
+                        variant=variant, name="blm-t1", overlap=overlap)
     M.parameters = P
     M.pairs = M.default_pairs() if P["n_total"] <= 2_000_000 else []
     return M
