@@ -339,6 +339,32 @@ def pair_unanimous(H: HypothesisClass, n: int, q: int) -> tuple[Dataset, Dataset
     return S, S.replace(n - 1, H.domain[q], 1)
 
 
+def pair_vote_margin(H: HypothesisClass, k: int, q: int, ones: int) -> tuple[Dataset, Dataset]:
+    """D5 at a chosen vote margin: ``n = k`` records, all at ``x_q``, so every block is one record.
+
+    ``ones`` records are ``(x_q, 1)`` and ``k - ones`` are ``(x_q, 0)`` in S; S' relabels one
+    ``(x_q, 0)`` to 1. A one-record block's ERM (first consistent row) votes the record's label,
+    so ``c_1 = ones`` under S and ``ones + 1`` under S' for *every* partition, random or fixed.
+    The unanimous D5 (`pair_unanimous`) puts the released label's rare side at probability about
+    ``e^{-eps_R k/2}`` (6e-6 at the defaults): a doubled leak there is invisible at 1e6 runs. Here
+    the margin is free: with ``ones = ceil((k + 2/eps_R)/2)`` the vote-EM logit under S is about
+    2, so label 0 has probability ~0.27 (S) vs ~0.12 (S') for the correct aggregator (loss 0.81 <
+    eps_R = 1 at k = 12), while a 2 eps_R aggregator (BV-REAL-3 / BV-REAL-5) gives 0.12 vs 0.018
+    (loss 1.89) or 0.135 vs 0.027 (loss 1.60).
+    """
+    if not 0 <= ones < k:
+        raise PrivauditError(f"pair_vote_margin: ones must be in [0, k - 1] = [0, {k - 1}], got {ones}")
+    y = np.array([1] * ones + [0] * (k - ones), dtype=np.int8)
+    S = Dataset(np.repeat(H.domain[[q]], k, axis=0), y)
+    return S, S.replace(k - 1, H.domain[q], 1)
+
+
+def margin_ones(k: int, eps_R: float) -> int:
+    """Votes for 1 under S in `pair_vote_margin` that put a ``2 eps_R`` aggregator's rare label near
+    its most certifiable point: vote-EM-without-1/2 logit ``eps_R (2 c_1 - k) ~ 2`` under S."""
+    return int(min(k - 1, max(0, math.ceil((k + 2 / eps_R) / 2))))
+
+
 def pair_majority_edge(H: HypothesisClass, n: int, q: int, k: int) -> tuple[Dataset, Dataset]:
     """Votes at the majority boundary (built for BV-REAL-4, valid for every DF-REAL variant).
 
@@ -453,6 +479,8 @@ class RealizablePrivateLearner:
                pair_majority_edge(self.H, self.k * m, self._q, self.k)]
         if 2 * self.k + 2 < self.H.N:
             out.append(pair_sorted_shift(self.H, self.k, m))
+        if self.k >= 2:
+            out.append(pair_vote_margin(self.H, self.k, self._q, margin_ones(self.k, self.epsilon)))
         return out
 
     @cached_property
@@ -522,5 +550,5 @@ def make_df_real(epsilon: float = 1.0, alpha: float = 0.1, k: int = 0, hclass: s
 
 
 __all__ = ["RealizablePrivateLearner", "make_df_real", "prepare", "Prepared", "block_votes",
-           "aggregate", "aggregate_prob", "random_block_counts", "fixed_block_counts",
-           "block_of_position", "default_k", "sigmoid", "flip_labels", "REAL_VARIANTS"]
+           "aggregate", "aggregate_prob", "pair_vote_margin", "margin_ones", "random_block_counts",
+           "fixed_block_counts", "block_of_position", "default_k", "sigmoid", "flip_labels", "REAL_VARIANTS"]

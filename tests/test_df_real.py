@@ -17,8 +17,9 @@ import algorithms
 from audit import audit_learner
 from audit.errors import PrivauditError
 from audit.types import Dataset
-from algorithms.df_real import (RealizablePrivateLearner, aggregate_prob, pair_majority_edge,
-                                pair_sorted_shift, pair_unanimous)
+from algorithms.df_real import (RealizablePrivateLearner, aggregate_prob, margin_ones,
+                                pair_majority_edge, pair_sorted_shift, pair_unanimous,
+                                pair_vote_margin)
 from audit.stats import cp_lower, cp_upper
 from mc_helpers import A, covers, label_ones as freq
 
@@ -33,7 +34,7 @@ def test_registry_and_claim():
     assert L.k == math.ceil(4 * math.log(20) / 1.0)         # k = ceil(4 ln(2/alpha)/eps_R)
     assert set(algorithms.info("df-real")["variants"]) >= {"correct", "nc-5", "bv-real-1", "bv-real-2",
                                                           "bv-real-3", "bv-real-4", "bv-real-5"}
-    assert len(L.pairs) == 3 and L.queries.shape == (2, 1)
+    assert len(L.pairs) == 4 and L.queries.shape == (2, 1)
 
 
 def test_exact_fixed_partition_matches_monte_carlo():
@@ -167,3 +168,34 @@ def test_audit_random_partition_variants(variant):
     L = RealizablePrivateLearner(variant=variant)
     res = audit_learner(L, explore_runs=20_000, confirm_runs=100_000, seed=2)
     assert res.violation == (variant != "correct")
+
+
+def test_vote_margin_design_is_partition_free_and_separates_two_eps():
+    # n = k: every block is one record, so c_1 = ones (S) and ones + 1 (S') for every partition
+    L = RealizablePrivateLearner(variant="nc-5")
+    c = margin_ones(L.k, L.epsilon)
+    assert c == 7 and L.k == 12
+    S, S2 = pair_vote_margin(L.H, L.k, 32, c)
+    q = L.H.domain[[32]]
+    assert L.exact(S, q)[0] == pytest.approx(aggregate_prob(float(c), L.k, 1.0, "em"))
+    assert L.exact(S2, q)[0] == pytest.approx(aggregate_prob(c + 1.0, L.k, 1.0, "em"))
+    loss = {r: math.log((1 - aggregate_prob(float(c), L.k, 1.0, r)) / (1 - aggregate_prob(c + 1.0, L.k, 1.0, r)))
+            for r in ("em", "em-no-half", "laplace")}
+    assert loss["em"] < 0.82 and loss["em-no-half"] > 1.85 and loss["laplace"] > 1.55
+    rand = RealizablePrivateLearner(variant="bv-real-3")        # random partition: same law
+    runs = 40_000
+    n0 = runs - np.array([freq(rand, D, q, runs, 20 + i)[0] for i, D in enumerate((S, S2))])
+    assert covers(n0, runs, [1 - aggregate_prob(x, L.k, 1.0, "em-no-half") for x in (c, c + 1.0)])
+
+
+@pytest.mark.parametrize("variant", ["correct", "bv-real-3", "bv-real-5"])
+def test_default_pairs_flag_the_doubled_temperature_bugs(variant):
+    # No pairs given: the learner's own pairs (with the vote-margin D5) are audited. The bugs'
+    # true loss there is 1.89 / 1.60 against eps_R = 1: at 5e4 confirmation runs the certified
+    # bound is about 1.78 / 1.50 and would need a > 20-sd deviation to fall to 1. The correct
+    # learner is eps_R-DP, so a violation would be a false alarm (probability <= 5%, fixed seed).
+    res = audit_learner(algorithms.get("df-real", variant=variant), explore_runs=20_000,
+                        confirm_runs=50_000, seed=0)
+    assert res.violation == (variant != "correct")
+    if variant != "correct":
+        assert res.epsilon_lower > 1.3 and res.witness.pair_index == 3
