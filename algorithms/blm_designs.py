@@ -277,6 +277,35 @@ def overlap_tail(L: Layout, tau_eff: float, b: float, eps_G: float, d: int) -> t
     return S, S.replace(pos, L.domain[0], 0)
 
 
+def sorted_shift(L: Layout) -> tuple[Dataset, Dataset]:
+    """B8 design: one substitution that shifts every run boundary of the sorted batch region.
+
+    The batch region is runs of ``(x, 1)`` for ``x = 0..R-1`` (``R = min(|X|, k)``), each run
+    boundary placed exactly where a batch's T starts (batch ``i_r = r floor(k / R)``), so in
+    that batch ``T = (x_r, 1)^n`` and G outputs the point function ``p_(x_r)`` (or FAIL). The
+    neighbour replaces the region's last example ``(x_(R-1), 1)`` by ``(x_0, 1)``: for a
+    partition that sorts the region (B8) every boundary moves one place right, so each of the
+    ``R - 1`` boundary batches now ends with ``T = (x_(r-1), 1) (x_r, 1)^(n-1)`` and outputs the
+    two-point function ``p_(x_(r-1)) + p_(x_r)`` -- an item that S never produces. Each such new
+    item is released with probability about ``delta / 2`` (half of G's runs FAIL), so
+    ``P[out is a two-point function]`` is about ``(R - 1) delta / 4`` against exactly 0 on S: a
+    delta far above the claim once ``R > 5``. A positional partition changes one batch only
+    (at most ``delta / 2``). ``S'`` holds positives at every point (two-point functions fit best)."""
+    k, m, n = L.k, L.gp.m, L.gp.n
+    R = min(L.N, k)
+    if R < 2 or n > m:
+        raise PrivauditError("sorted-shift design needs |X| >= 2 and k >= 2")
+    step = k // R
+    starts = [0] + [r * step * m + (m - n) for r in range(1, R)] + [k * m]
+    xs = np.concatenate([np.full(starts[r + 1] - starts[r], r) for r in range(R)]).astype(np.int64)
+    ys = np.ones(k * m, np.int8)
+    sx = np.arange(L.n_prime) % L.N
+    xs = np.concatenate([xs, sx])
+    ys = np.concatenate([ys, np.ones(L.n_prime, np.int8)])
+    S = L.to_data(xs, ys)
+    return S, S.replace(k * m - 1, L.domain[0], 1)
+
+
 __all__ = ["shared_stream", "gadget_batch", "gadget_budget_ok", "Layout", "tables", "crossing_two_bucket",
            "tight_two_bucket", "singleton", "new_item", "gl_gap", "cover",
-           "block_repeated_two_bucket", "overlap_tail"]
+           "block_repeated_two_bucket", "overlap_tail", "sorted_shift"]

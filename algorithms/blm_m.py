@@ -72,7 +72,10 @@ M_VARIANTS = {
     "b6": "BUG B6: overlapping batches: batch i reads block floor(i/r) (r = overlap, default 2), so "
           "one example lies in r batches",
     "b7": "BUG B7: batch-slicing bug: every batch is S[0:m]",
-    "b8": "BUG B8: data-dependent partition: the batch region is sorted by (x, y) before batching",
+    "b8": "BUG B8: data-dependent partition: the batch region is sorted by (x, y) before batching "
+          "(blm-m audits it at grid = 16: with 4 points the sorted region has at most 8 runs, so "
+          "a substitution changes at most 7 batches and the sorted_shift leak (3 delta / 4) stays "
+          "below delta)",
     "b9": GL_VARIANTS["b9"],
     "b10": GL_VARIANTS["b10"],
     "b11": "BUG B11: non-private fallback: returns h_1 (batch 0's G output) when L' is empty",
@@ -151,7 +154,9 @@ class PrivateLearnerM:
         self.certified = (Claim(self.epsilon / 2.0, self.delta, "replace-one", "model")
                           if split == "paper" else None)
         self.pairs: list = []
-        self.queries = H.domain[: min(H.N, 8)]
+        # B8's design changes batches all over the domain: query every point (<= 62, the
+        # auditor's joint-event width) so that its new two-point outputs are told apart
+        self.queries = H.domain[: min(H.N, 62 if variant == "b8" else 8)]
         self._law_cache: dict[bytes, dict] = {}
 
     # -- layout -------------------------------------------------------------------------------
@@ -275,8 +280,13 @@ class PrivateLearnerM:
         if rand.size:
             cdf = np.cumsum(P[rand], axis=1)
             u = rng.random((runs, rand.size))
-            h = np.minimum((u[:, :, None] >= cdf[None, :, :]).sum(axis=2), U - 1)
-            np.add.at(counts, (np.repeat(np.arange(runs), rand.size), h.ravel()), 1)
+            # inverse-CDF draw per batch (= the number of cdf entries <= u), one call per batch
+            h = np.empty((runs, rand.size), dtype=np.int64)
+            for j in range(rand.size):
+                h[:, j] = np.searchsorted(cdf[j], u[:, j], side="right")
+            np.minimum(h, U - 1, out=h)
+            flat = (np.arange(runs)[:, None] * U + h).ravel()
+            counts += np.bincount(flat, minlength=runs * U).reshape(runs, U)
             if not det[0]:
                 first = h[:, 0]
         # step 2: Hist; step 3: pruning on the noisy estimates (FAIL excluded after Hist)
@@ -363,6 +373,8 @@ class PrivateLearnerM:
         # planted bugs whose leak only a design of their own shows (tests/test_blm_private.py)
         if self.variant == "b6":  # counts move by r: blocks of a / b around the threshold
             makers.append(lambda: designs.block_repeated_two_bucket(L, self.overlap, tau_eff, b))
+        if self.variant == "b8":  # sorting moves every run boundary: R - 1 new items
+            makers.append(lambda: designs.sorted_shift(L))
         if self.variant == "b9":  # argmax GL: an error gap of -1 -> +1 flips the output
             makers.append(lambda: designs.gl_gap(L, -1))
         if self.variant == "b15":  # one example in the last batch's T and in S'
@@ -394,7 +406,7 @@ def practical_gparams(H: HypothesisClass, d: int, alpha_G: float, budget_factor:
 @register("blm-m", kind="learner", paper=PAPER, section="Theorem 17 (global stability -> privacy)",
           summary="M: G on k disjoint batches -> stable histogram -> prune -> GenericLearner on a "
                   "fresh S'; (eps, delta)-DP (parallel split; paper split certified eps/2)",
-          variants=M_VARIANTS, instances={"b18": {"eta": 0.52}})
+          variants=M_VARIANTS, instances={"b8": {"grid": 16}, "b18": {"eta": 0.52}})
 def blm_m(epsilon: float = 1.0, delta: float = 1e-3, cls: str = "point", grid: int = 4,
           split: str = "parallel", k: int = 64, n_prime: int = 20, eta: float = 0.02,
           alpha_G: float = 0.5, budget_factor: int = 8, pick: str = "first", tie: int = 1,
