@@ -403,12 +403,24 @@ def lwy_b1(eps_EM: float = 1.0, base: str = "em", eps_A: float = 1.0, delta_A: f
 
 
 B3_VARIANTS = {**B_VARIANTS, "v5": "BUG V5-like: deterministic subsample (the first m records)"}
+B3_VARIANTS["v1"] += (" (audit instance eps = 3, label flips: B3 pays a relabelling bug only when "
+                      "the flipped record is in the m-subset, m/n = 0.022 at eps = 0.5 vs 0.67 at 3)")
+B3_VARIANTS["v2"] += " (audit instance eps = 3, label flips, as for v1)"
+# Audit instances: V1/V2 break the relabelling EM, whose loss B3 pays only in the runs where the
+# flipped record is among the m = floor(n (e^eps - 1)/(e^eps0 - 1)) subsampled ones. At the default
+# eps = 0.5 (m/n = 0.022) even V2's ceiling ln(1 + (m/n)(e^2 - 1)) = 0.13 vs the claim 0.037 sits
+# in events of probability < 1e-6, and V1's pivotal-subsample channel likewise (exact search over
+# D1 designs: expected bounds at 1e6 runs 0.006 (V1), 0.005 (V2)); spec V1 notes the bug is
+# infinite without subsampling (B1). At eps = 3 (m/n = 0.67, label claim 0.764) exact D1 losses
+# are 4.5 (V1) and 1.36 (V2) vs 0.64 for the correct B3.
+B3_INSTANCES = {"v1": {"epsilon": 3.0, "neighbours": "label"},
+                "v2": {"epsilon": 3.0, "neighbours": "label"}}
 
 
 @register("lwy-b3", kind="learner", paper=PAPER,
           section="Sec. 1 and 3, subsampled classic transformation (Baseline-C)",
           summary="Baseline-A on a uniform m-subset, m = floor(n (e^eps - 1)/(e^eps0 - 1)) so the "
-                  "amplified bound (M4) equals the target eps", variants=B3_VARIANTS)
+                  "amplified bound (M4) equals the target eps", variants=B3_VARIANTS, instances=B3_INSTANCES)
 def lwy_b3(epsilon: float = 0.5, base: str = "auto", eps_A: float = 1.0, delta_A: float = 0.0,
            cls: str = "thr", grid: int = 8, n: int = 1000, neighbours: str = "auto",
            variant: str = "correct") -> Transformation:
@@ -429,13 +441,19 @@ def lwy_b3(epsilon: float = 0.5, base: str = "auto", eps_A: float = 1.0, delta_A
     frac = m / n
     if neighbours == "label":
         L.claim = Claim(amplified(1.0, 0.0, frac)[0], 0.0, "label", "model")
-        L.pairs = [designs.d1_label(n, n // 2 + max(1, int(round(n / max(m, 1) * 0.8))))]
+        # D1 sized so the m-subset holds ~26 records (A reveals h; a flipped record in T moves the
+        # relabelling's log-odds by eps_EM), its labels in the EM's tail (+6 and +8 ones)
+        nt = max(8, int(math.ceil(26 / frac)))
+        L.pairs = [designs.d1_label(n, n // 2 + max(1, int(round(n / max(m, 1) * 0.8)))),
+                   designs.d1_label(nt, min(nt - 1, nt // 2 + 6)),
+                   designs.d1_label(nt, min(nt - 1, nt // 2 + 8))]
+        L.queries = np.array([[2.0]])          # D1 lives at x = 2 (see lwy_n2)
     else:
         e0, d0 = b1_certified(1.0, eps_A, delta_A)
         e, d = amplified(e0, d0, frac)
         L.claim = Claim(e, d, "replace-one", "model")
         L.pairs = [designs.d2_membership(n)]
-    L.queries = _thr_queries(H)
+        L.queries = _thr_queries(H)
     L.params = dict(epsilon=epsilon, base=base, eps_A=eps_A, delta_A=delta_A, cls=cls, grid=grid, n=n,
                     neighbours=neighbours, variant=variant, m=m)
     return L
