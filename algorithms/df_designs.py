@@ -103,4 +103,21 @@ def d7_tie_break(H: HypothesisClass, n: int = 400, k_query: int = 100) -> tuple[
     return S, S2, H.domain[[q]]
 
 
-__all__ = ["d1_label_flip", "d2_gap", "d3_stable_not_private", "d7_tie_break"]
+def d7_replicas(H: HypothesisClass, n: int = 2000, m: int = 7) -> list[tuple[Dataset, Dataset, np.ndarray]]:
+    """``m`` further D7 TieBreak pairs with distinct backgrounds (``k_query = n//8 - 1, ...,
+    n//8 - m``), each with ``Pr[1] ~ 1/2`` at ``x_q`` under both datasets.
+
+    A correct learner draws ``I`` and ``h`` afresh on every run, so these pairs show nothing new.
+    A learner that keeps state from one fit to the next (the subsample or hypothesis cached per
+    dataset and reused across the auditor's re-fits, BV-API-3) answers every run on a dataset
+    with the same ``h``: on each pair the two cached draws disagree at ``x_q`` with probability
+    about 1/2, independently across pairs (distinct datasets, distinct cache entries), so with
+    the original D7 pair all ``m + 1`` agree with probability about ``2^-(m+1)``.
+    """
+    base = n // 8
+    if base - m < 1:
+        raise PrivauditError(f"d7_replicas: n = {n} is too small for {m} replicas (need n // 8 > m)")
+    return [d7_tie_break(H, n, k_query=base - i) for i in range(1, m + 1)]
+
+
+__all__ = ["d1_label_flip", "d2_gap", "d3_stable_not_private", "d7_tie_break", "d7_replicas"]

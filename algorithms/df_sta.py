@@ -36,6 +36,8 @@ Remark 1, Corollary 1.
 from __future__ import annotations
 
 import math
+import uuid
+from collections import OrderedDict
 
 import numpy as np
 
@@ -60,8 +62,8 @@ _COMMON = {
     "bv-api-1": "BUG: releases the rounded confidence 1[E[A^S(x)] >= 1/2] (deterministic; the Learner "
                 "contract needs a label, so the confidence is rounded): not private",
     "bv-api-2": "BUG: RNG seeded from a hash of S: the output is a deterministic function of S",
-    "bv-api-3": "BUG: I and h drawn once per predict call and reused for all runs and queries (fit "
-                "cached): marginals are right, runs within a call are not independent",
+    "bv-api-3": "BUG: fit cached per dataset: I and h drawn on the first call on a dataset's content "
+                "and reused for every later run and query on it (per process; fresh flip coins)",
     "nc-2": "negative control NC-2: subsampling WITH replacement (still n'/n-stable); must pass",
     "nc-3": "negative control NC-3: H_T keeps only patterns consistent with T's labels (all if "
             "none); depends only on T, must pass",
@@ -84,6 +86,14 @@ COR_VARIANTS = {
 
 # variants whose output depends on the subsample's counts, not only on its set of (x, y) groups
 _COUNT_DEPENDENT = ("nc-7",)
+
+# Planted bug BV-API-3: fits cached per (learner, dataset content), in THIS process. Module-level
+# (not an attribute) so that it outlives the unpickling of the learner in every Ray task: each Ray
+# worker process keeps its own cache (its first task on a dataset fits, later tasks reuse), which
+# is the same bug -- state carried from one fit to the next -- and the reason counts under Ray
+# differ from the local runner's for this variant only. Bounded (least recently used dropped).
+_FIT_CACHE: OrderedDict = OrderedDict()
+_FIT_CACHE_SIZE = 4096
 
 
 def n_net(a: float, b: float, D: int) -> int:
@@ -117,6 +127,7 @@ class StableLearner(DFLearner):
         self.fixed_n_prime, self.fixed_eps_em = int(n_prime), float(eps_em)
         self.flip_alpha = flip_alpha               # 0: no flip (DF-STA)
         self.design_n = design_n
+        self._cache_token = uuid.uuid4().hex       # BV-API-3 cache identity (kept when pickled)
         g = gamma / 3 if mode != "outline" else gamma
         if variant == "bv-cor-3":                  # the bug: gamma = eps instead of eps alpha / 2
             g = gamma * 2 / alpha
@@ -243,10 +254,29 @@ class StableLearner(DFLearner):
             one = super()._predict_groups(G, data, qi, 1, np.random.default_rng(data_seed(data)))
             return np.broadcast_to(one, (runs, qi.size)).copy()
         if v == "bv-api-3":
-            h = self._sta_draw(G, 1, rng)[0]                          # the cached fit
+            h = self._cached_fit(G, data, rng)
             base = np.broadcast_to(self.H.matrix[h, qi], (runs, qi.size))
             return self._post(np.ascontiguousarray(base), rng)
         return super()._predict_groups(G, data, qi, runs, rng)
+
+    def _cached_fit(self, G: Groups, data: Dataset, rng: np.random.Generator) -> int:
+        """BV-API-3 (spec 5.6 / 5.3): ``I`` and ``h`` drawn once per dataset and reused.
+
+        The bug the spec describes: ``fit(S)`` draws the subsample and the EM hypothesis, a
+        later ``predict`` reuses them, so the auditor's re-fits on the same ``S`` (every run,
+        every chunk, explore and confirm) all see one ``h``. Keyed on the dataset's content, so
+        equal data gives the cached model back; the first call's ``rng`` draws it.
+        """
+        key = (self._cache_token, data_seed(data), data.X.shape)
+        h = _FIT_CACHE.get(key)
+        if h is None:
+            h = int(self._sta_draw(G, 1, rng)[0])
+            _FIT_CACHE[key] = h
+            while len(_FIT_CACHE) > _FIT_CACHE_SIZE:
+                _FIT_CACHE.popitem(last=False)
+        else:
+            _FIT_CACHE.move_to_end(key)
+        return h
 
     # exact oracle ---------------------------------------------------------------------------------
     def _confidence(self, G: Groups, data: Dataset, qi: np.ndarray) -> np.ndarray:
@@ -283,7 +313,8 @@ class StableLearner(DFLearner):
         if v == "bv-api-2":
             one = super()._predict_groups(G, data, qi, 1, np.random.default_rng(data_seed(data)))
             return one[0].astype(np.float64)
-        # bv-api-3: the marginal of each run equals the correct one (the bug is the dependence)
+        # bv-api-3: the law of the (first, cached) fit equals the correct one; given the cache
+        # every later run is that fit's label (flipped): the bug is the dependence across runs
         return self._post_prob(self._exact_core(G, qi))
 
 
@@ -297,6 +328,9 @@ def _attach_designs(L: StableLearner, n: int) -> None:
     H = L.H
     designs = [df_designs.d3_stable_not_private(H, n), df_designs.d2_gap(H, n),
                df_designs.d7_tie_break(H, n, k_query=n // 8)]
+    # D7 replicas: nothing new for a learner that re-fits every run; state kept across fits
+    # (BV-API-3) disagrees on each replica with probability ~1/2 (df_designs.d7_replicas)
+    designs += df_designs.d7_replicas(H, n, m=min(7, n // 8 - 1))
     L.pairs = [(a, b) for a, b, _ in designs]
     L.queries = np.unique(np.vstack([q for _, _, q in designs]), axis=0)
 
