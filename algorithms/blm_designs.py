@@ -253,8 +253,9 @@ def overlap_tail(L: Layout, tau_eff: float, b: float, eps_G: float, d: int) -> t
     ``ceil(tau_eff)`` batches (the last one among them) output ``a``, the others ``b`` (released
     always); the neighbour flips ``x0``'s label in the last batch's T, so that batch outputs ``b``.
     The last batch's stream past the part its tournament consumes (``2 n (2^d - 1)`` examples) is
-    free: inside the overlap it holds ``g`` copies of ``(x0, 0)`` padded with ``(x1, 0)``, so that,
-    if ``S'`` is that region, ``err_a - err_b`` is ``g - 1`` and the neighbour makes it ``g + 1``.
+    free: inside the overlap it holds copies of ``(x0, 0)`` padded with ``(x1, 0)``, so that, if
+    ``S'`` is the overlap, ``err_a - err_b`` is ``g`` (about ``5 / eps_G``) and the neighbour makes
+    it ``g + 2``.
     Event ``{out = a}``: the Hist tail moves by ``e^(eps_H / 2)`` and -- only when ``S'`` overlaps
     -- the GL choice by up to ``e^(eps_G)`` (``g`` about ``5 / eps_G``). A correct M reads ``S'`` =
     ``n'`` copies of ``(x0, 0)`` after the batches, untouched by the neighbour."""
@@ -265,12 +266,17 @@ def overlap_tail(L: Layout, tau_eff: float, b: float, eps_G: float, d: int) -> t
         raise PrivauditError(f"overlap design needs k > tau_eff = {tau_eff:.1f} and |X| >= 2")
     lo = max(m - L.n_prime, 2 * n * (2 ** d - 1))
     free = np.arange((k - 1) * m + lo, (k - 1) * m + N)
-    g = min(max(1, round(5.0 / eps_G) + 1), free.size)
     if free.size == 0:
         raise PrivauditError("overlap design needs S' to reach the unused stream of the last batch")
     outs = [t["b"]] * (k - ca) + [t["a"]] * ca
     xs, ys = L.dataset(outs, [0] * L.n_prime, [0] * L.n_prime)
     xs[free], ys[free] = 1, 0
+    # err_a - err_b over the overlap = #(x0, 0) - #(x0, 1) there (a, b differ only at x0): fill
+    # the free part so that it is about 5 / eps_G (wider overlaps carry other batches' x0 labels)
+    region = np.arange(max(k * m - L.n_prime, 0), k * m)
+    at0 = xs[region] == 0
+    base = int(np.sum(at0 & (ys[region] == 0)) - np.sum(at0 & (ys[region] == 1)))
+    g = int(np.clip(round(5.0 / eps_G) - base, 0, free.size))
     xs[free[:g]] = 0
     S = L.to_data(xs, ys)
     pos = L.t_position(k - 1, 0)

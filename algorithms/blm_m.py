@@ -22,22 +22,36 @@ and the GenericLearner are one numpy call over all runs. Each run is a complete 
 of M (its ``h_i`` have exactly G's law); nothing random is shared between runs.
 
 Planted bugs (spec 6.6, ``variant=``): ``b1``-``b5``, ``b13`` (Hist, see `blm_hist`), ``b6``
-(each block of m examples feeds two batches), ``b7`` (every batch is ``S[0:m]``), ``b8`` (the
-batch region is sorted before partitioning), ``b9``/``b10`` (GenericLearner: ERM / missing 1/2),
-``b11`` (falls back to ``h_1`` when ``L'`` is empty), ``b12`` (no Hist: ``L'`` = raw support),
-``b14`` (randomness seeded from the data), ``b15`` (``S'`` overlaps the last batch), ``b16``
-(shared stream: a batch whose own stream runs out keeps drawing from the following batches),
-``b18`` (pruning on the true counts). Benign: ``benign-ln2``, ``benign-no-plus1``.
+(each block of m examples feeds ``r = overlap`` batches), ``b7`` (every batch is ``S[0:m]``),
+``b8`` (the batch region is sorted before partitioning), ``b9``/``b10`` (GenericLearner: ERM /
+missing 1/2), ``b11`` (falls back to ``h_1`` when ``L'`` is empty), ``b12`` (no Hist: ``L'`` =
+raw support), ``b14`` (randomness seeded from the data), ``b15`` (``S'`` overlaps the last
+batch), ``b16`` (shared stream: a batch whose own stream runs out keeps drawing from the
+following batches), ``b18`` (pruning on the true counts). Benign: ``benign-ln2``,
+``benign-no-plus1``.
 
-Detectability (tests/test_blm_private.py): the default pairs (`default_pairs`: crossing
-two-bucket, singleton, new item among low counts, GL gap) flag b1-b5, b7, b10-b14; b6 and b9 are
-flagged on designed pairs (block-doubled two-bucket; GL gap -1 -> +1), b18 with ``eta = 0.52``
-(pruning threshold between two integer counts). b8 and b15 are implemented but NO design here
-flags them (sorted batches destroy the gadget structure; the tail of the last batch is a weak
-GL signal): an audit passing them says nothing. b16 is flagged on
-`blm_designs.shared_stream` (the last j+1 batches have realizable streams, so G's level-1
-tournament exhausts its budget; one label flip in the last batch's stream gives every spilling
-batch a disagreement: the count of ``u`` moves from Bin(j+1, 1/2) to j+1; tests/test_blm_agnostic.py).
+Detectability: every variant's default pairs (`default_pairs`: crossing two-bucket, singleton,
+new item among low counts, GL gap, plus the variant's own design) are what an audit with no pairs
+uses. On blm-m they flag every planted bug (tests/test_blm_private.py,
+tests/test_blm_default_pairs.py): b6 on `blm_designs.block_repeated_two_bucket` (counts move by
+r), b9 on a GL gap -1 -> +1, b15 on `blm_designs.overlap_tail` (one example in the last batch's
+T and in S': Hist e^(eps_H/2) times GL ~e^(eps_G), exact ln ratio 1.44), b16 on
+`blm_designs.shared_stream` (the count of ``u`` moves from Bin(j+1, 1/2) to j+1), b8 on
+`blm_designs.sorted_shift` (every run boundary of the sorted region moves: R - 1 new items, each
+released w.p. ~delta/4). Two need an audit instance (registry ``instances``): b18 at
+``eta = 0.52`` (at eta = 0.02, k = 64 the pruning threshold 0.96 is below one count, so pruning on
+true or noisy counts keeps the same items) and b8 at ``grid = 16`` (4 points give at most 8 sorted
+runs, so at most 7 batches change and the leak 3 delta / 4 stays below delta).
+
+Theorem 1 (blm-t1, paper split eps_H = eps_G = eps/2, certified eps/2): b1, b7, b9, b11, b12,
+b14, b18 and b16 are flagged on the default pairs, b6 at its instance ``overlap = 3`` (r eps/2 =
+1.5 eps; r = 2 realizes exactly the claim). The others cannot exceed the nominal claim: b2, b3,
+b4 only lower or skip tau, but T1's pruning threshold 3 eta k / 4 >= 1.5 (tau + lambda) > tau
+decides the release, so their outputs equal the correct learner's draw for draw; b5 and b10
+realize 2 eps_H = eps and 2 eps_G = eps (flagged ``--against certified``); b13 (noisy max) is
+eps_H-DP up to a ~1e-11 support term once pruned at 96.75 counts; b15 is at most eps_H + eps_G =
+eps (flagged ``--against certified`` on `overlap_tail`, exact 0.72); b8's sorted region changes at most 7 of 258 batches and the pruning threshold removes the
+new-item (delta) route.
 
 References
 ----------

@@ -1,0 +1,144 @@
+"""Planted BLM bugs flagged on their own default pairs (what `privaudit audit NAME --variant V`
+uses when no pairs are supplied), and the correct learner passing at the same audit instance on
+the same pairs.
+
+Why these cannot flake:
+
+* Every planted bug below has an exact loss far above its claim on its design (numbers in each
+  test, from the exact oracles or closed forms); at the budgets used the Clopper-Pearson lower
+  bound sits many standard deviations above the claim (b15, the tightest: exact ln ratio 1.44 at
+  p = 0.041, q = 0.0097; its 200,000-run lower bound has sd ~0.025 and mean ~1.35, so it falls
+  below 1.0 with probability < 1e-30). Seeds are fixed, so outcomes are reproducible anyway.
+* The correct learners are (eps, delta)-DP, so a sound audit at confidence 0.95 flags them with
+  probability <= 0.05 for a random seed; the fixed seed makes the outcome reproducible.
+* The white-box checks are exact (no sampling) or compare two runs with the same generator.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import algorithms
+from algorithms.blm_m import theorem1_parameters
+from algorithms.registry import spec
+from audit import audit_learner
+
+BUDGET = dict(explore_runs=10_000, confirm_runs=100_000, seed=7)
+
+
+def _variant_and_correct(name: str, variant: str):
+    """The variant at its audit instance and the correct learner at the same parameters."""
+    inst = spec(name).instance(variant)
+    return algorithms.get(name, variant=variant), algorithms.get(name, **inst), inst
+
+
+def _best_ratio(M, pair) -> tuple[float, float, float]:
+    """Largest exact ln(P/Q) over single outputs of M on the pair (both directions)."""
+    P, Q = M.output_law(pair[0]), M.output_law(pair[1])
+    out = []
+    for h in set(P) | set(Q):
+        for p, q in ((P.get(h, 0.0), Q.get(h, 0.0)), (Q.get(h, 0.0), P.get(h, 0.0))):
+            if p > 0 and q > 0:
+                out.append((math.log(p / q), p, q))
+    return max(out)
+
+
+# -- audit instances ---------------------------------------------------------------------------
+def test_audit_instances_are_registered_with_their_reason():
+    assert spec("blm-m").instance("b18") == {"eta": 0.52}
+    assert spec("blm-m").instance("b8") == {"grid": 16}
+    assert spec("blm-t1").instance("b6") == {"overlap": 3}
+    assert spec("blm-m").instance("correct") == {} and spec("blm-t1").instance("correct") == {}
+    info_m, info_t = algorithms.info("blm-m"), algorithms.info("blm-t1")
+    assert "eta = 0.52" in info_m["variants"]["b18"] and "grid = 16" in info_m["variants"]["b8"]
+    assert "overlap = 3" in info_t["variants"]["b6"]
+    # at the default eta the pruning threshold is below one count: B18 cannot act there
+    assert algorithms.get("blm-m").prune_count < 1 <= algorithms.get("blm-m", variant="b18").prune_count
+
+
+# -- planted bugs flagged with no pairs supplied; correct passes on the same pairs -----------------
+CASES = [
+    ("blm-m", "b8"),     # delta: 15 new two-point items, P ~ 3.7e-3 vs exactly 0 (claim 1e-3)
+    ("blm-m", "b15"),    # exact ln ratio 1.44 (Hist e^(1/2) x GL e^1), claim 1.0
+    ("blm-m", "b16"),    # u's count Bin(21, 1/2) -> 21: measured lower bound 3.4
+    ("blm-m", "b18"),    # deterministic pruning flip: support mismatch
+    ("blm-t1", "b6"),    # r = 3 under the paper split: exact ln ratio 1.50, claim 1.0
+    ("blm-t1", "b16"),   # u's count Bin(122, 1/2) -> 122 across the 96.75 pruning threshold
+]
+
+
+@pytest.mark.parametrize("name,variant", CASES, ids=[f"{n}-{v}" for n, v in CASES])
+def test_planted_bug_flagged_on_its_default_pairs_and_correct_passes(name, variant):
+    V, C, _ = _variant_and_correct(name, variant)
+    assert V.pairs, "the variant must carry its own pairs"
+    r = audit_learner(V, **BUDGET)                # no pairs: the variant's own
+    assert r.violation, (name, variant, r.epsilon_lower, r.delta_lower)
+    rc = audit_learner(C, pairs=V.pairs, queries=V.queries, **BUDGET)
+    assert not rc.violation, (name, variant, rc.epsilon_lower, rc.delta_lower)
+
+
+# -- exact (white-box) checks of the designs -------------------------------------------------------
+def test_b15_overlap_design_exact_loss_exceeds_the_claim_only_when_sprime_overlaps():
+    V, C, _ = _variant_and_correct("blm-m", "b15")
+    lv, p, q = _best_ratio(V, V.pairs[-1])
+    lc = _best_ratio(C, V.pairs[-1])[0]
+    assert lv > 1.4 and p > 0.04 and q > 0.009     # Hist e^(eps_H/2) times GL ~e^(eps_G)
+    assert lc <= V.claim.epsilon                   # the correct M: Hist only
+
+
+def test_t1_b6_three_batches_per_block_exceed_the_paper_split_claim():
+    V, C, _ = _variant_and_correct("blm-t1", "b6")
+    lv, p, q = _best_ratio(V, V.pairs[-1])
+    assert abs(lv - 1.5) < 1e-6 and p > 0.1         # r eps_H = 3 x 0.5 in the Laplace tails
+    assert _best_ratio(C, V.pairs[-1])[0] <= 0.5 + 1e-9   # correct: certified eps/2
+    # r = 2 (the variant's default) realizes r eps_H = eps = the claim: no design can flag it
+    V2 = algorithms.get("blm-t1", variant="b6", overlap=2)
+    assert _best_ratio(V2, V2.pairs[-1])[0] <= V2.claim.epsilon + 1e-9
+
+
+def test_b8_sorting_changes_every_boundary_batch_positional_partition_one():
+    """Sorting moves all R - 1 = 15 run boundaries, so 15 batches change law (each now ends in a
+    two-point T); the positional partition changes only the batch holding the substitution."""
+    V, C, _ = _variant_and_correct("blm-m", "b8")
+    S, S2 = V.pairs[-1]
+    for M, expected in ((V, 15), (C, 1)):
+        (i1, P1, _), (i2, P2, _) = M.laws(S), M.laws(S2)
+        items = sorted(set(i1) | set(i2))
+        A = np.array([P1[:, i1.index(h)] if h in i1 else np.zeros(M.k) for h in items]).T
+        B = np.array([P2[:, i2.index(h)] if h in i2 else np.zeros(M.k) for h in items]).T
+        assert int(np.sum(np.any(np.abs(A - B) > 1e-12, axis=1))) == expected
+    # at the default 4-point domain the sorted region has at most 8 runs: only 3 new items,
+    # leak (R - 1) delta / 4 = 7.5e-4 < delta -- hence the grid = 16 audit instance
+    small = algorithms.get("blm-m", variant="b8", grid=4)
+    assert min(small.H.N, small.k) - 1 == 3
+
+
+@pytest.mark.parametrize("variant", ["b2", "b3", "b4"])
+def test_t1_threshold_bugs_are_masked_by_pruning(variant):
+    """In Theorem 1's wiring the pruning threshold 3 eta k / 4 >= 1.5 (tau + lambda) > tau, so a
+    release rule that only lowers or skips tau (B2, B3, B4) releases exactly what the correct
+    learner keeps: with the same generator the outputs are identical, draw for draw."""
+    C, V = algorithms.get("blm-t1"), algorithms.get("blm-t1", variant=variant)
+    assert V.prune_count > C.tau
+    for S, _ in C.pairs:
+        a = C.predict(S, C.queries, 20_000, np.random.default_rng(3))
+        b = V.predict(S, V.queries, 20_000, np.random.default_rng(3))
+        assert np.array_equal(a, b)
+    for eps, delta, eta in ((1.0, 1e-6, 0.5), (0.5, 1e-3, 0.2), (1.0, 0.05, 0.9)):
+        P = theorem1_parameters(1, eps, delta, 0.2, 0.1, eta_emp=eta, N_points=4)
+        assert 0.75 * P["eta"] * P["k"] > P["tau"]
+
+
+@pytest.mark.parametrize("variant", ["b5", "b10", "b15"])
+def test_t1_factor_two_bugs_flagged_against_the_certified_bound(variant):
+    """Under the paper split b5 / b10 realize 2 eps_H = eps and 2 eps_G = eps, and b15 at most
+    eps_H + eps_G = eps: never above the nominal claim, but above T1's certified eps/2 = 0.5
+    (exact on overlap_tail: 0.72 at p = 0.040, q = 0.020; the 100,000-run lower bound has sd
+    ~0.03, mean ~0.64). The correct T1 passes against certified (tests/test_blm_private.py)."""
+    V = algorithms.get("blm-t1", variant=variant)
+    assert not audit_learner(V, **BUDGET).violation                # nominal claim: not exceeded
+    r = audit_learner(V, against="certified", **BUDGET)
+    assert r.violation and r.claim.epsilon == 0.5, (variant, r.epsilon_lower)
