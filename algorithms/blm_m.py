@@ -50,8 +50,8 @@ b4 only lower or skip tau, but T1's pruning threshold 3 eta k / 4 >= 1.5 (tau + 
 decides the release, so their outputs equal the correct learner's draw for draw; b5 and b10
 realize 2 eps_H = eps and 2 eps_G = eps (flagged ``--against certified``); b13 (noisy max) is
 eps_H-DP up to a ~1e-11 support term once pruned at 96.75 counts; b15 is at most eps_H + eps_G =
-eps (flagged ``--against certified`` on `overlap_tail`, exact 0.72); b8's sorted region changes at most 7 of 258 batches and the pruning threshold removes the
-new-item (delta) route.
+eps (flagged ``--against certified`` on `overlap_tail`, exact 0.72); b8's sorted region changes
+at most 7 of 258 batches and the pruning threshold removes the new-item (delta) route.
 
 References
 ----------
@@ -108,7 +108,20 @@ M_VARIANTS = {
 MAX_EXACT_ITEMS = 14
 # Theorem 1's learner: the paper split makes r = 2 overlapping batches realize exactly the claim
 # (r eps / 2 = eps, spec 6.6 B6: "paper-split M ... flagged for r >= 3"), so B6 is audited at r = 3.
+_MASKED = ("; under Theorem 1's wiring the pruning threshold 3 eta k / 4 > tau decides the release, "
+           "so the outputs equal the correct learner's: not detectable")
+_AT_CLAIM = "; under the paper split it realizes at most eps = the claim: flagged only --against certified"
 T1_VARIANTS = {**M_VARIANTS,
+               "b2": M_VARIANTS["b2"] + _MASKED, "b3": M_VARIANTS["b3"] + _MASKED,
+               "b4": M_VARIANTS["b4"] + _MASKED,
+               "b5": M_VARIANTS["b5"] + _AT_CLAIM, "b10": M_VARIANTS["b10"] + _AT_CLAIM,
+               "b15": M_VARIANTS["b15"] + _AT_CLAIM,
+               "b13": M_VARIANTS["b13"] + "; after pruning at 3 eta k / 4 counts it is eps_H-DP up to "
+                                          "a ~1e-11 support term: not detectable against claim or certified",
+               "b8": M_VARIANTS["b8"].split(" (blm-m")[0] + "; with 4 points at most 7 of the k batches "
+                                                          "change and pruning removes the new-item route: "
+                                                          "no design found",
+               "b18": M_VARIANTS["b18"].split(" (blm-m")[0],
                "b6": M_VARIANTS["b6"] + "; blm-t1 audits it at overlap = 3 (under the paper split "
                      "r = 2 realizes exactly the claim, r eps / 2 = eps)"}
 
@@ -387,7 +400,9 @@ class PrivateLearnerM:
         # planted bugs whose leak only a design of their own shows (tests/test_blm_private.py)
         if self.variant == "b6":  # counts move by r: blocks of a / b around the threshold
             makers.append(lambda: designs.block_repeated_two_bucket(L, self.overlap, tau_eff, b))
-        if self.variant == "b8":  # sorting moves every run boundary: R - 1 new items
+        if self.variant == "b8" and self.prune_count <= self.tau:
+            # sorting moves every run boundary: R - 1 new items, each released w.p. ~delta/4
+            # (only while tau, not a higher pruning threshold, decides a count-1 item's release)
             makers.append(lambda: designs.sorted_shift(L))
         if self.variant == "b9":  # argmax GL: an error gap of -1 -> +1 flips the output
             makers.append(lambda: designs.gl_gap(L, -1))
