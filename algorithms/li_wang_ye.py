@@ -68,7 +68,8 @@ N2_VARIANTS = {
     "v9": "BUG V9: subsample size decoupled from the EM parameter (k = ceil(eps n / 2) < eps n); "
           "caught by the white-box invariant k >= eps n, not reliably by black-box audits",
     "v10": "BUG V10: no subsampling: Baseline-A on all of S with EM parameter eps, claiming eps",
-    "v11": "BUG V11: relabels all of S and returns A(S^h) instead of A(T^h)",
+    "v11": "BUG V11: relabels all of S and returns A(S^h) instead of A(T^h) (audit instance eps = "
+           "0.01: the spec flags it at small eps, loss eps_A = 1 vs eps_cert 0.269)",
     "v18": "V18 (not a must-flag bug): naive score err_{T o W}(h) on the representatives; fails the "
            "representative-invariance test, not measurably less private",
 }
@@ -324,8 +325,10 @@ def _thr_queries(H) -> np.ndarray:
 # Audit instances (spec 4.4): V5 and V7 lose at most about eps_A = 1 (V5, D2) and 0.37 (V7, D3)
 # while eps_cert grows with eps (1.48 at the default eps = 0.1), so the spec's rows flag them only
 # at small eps: "MUST flag at eps <= 0.05" (V5) and the D3 variant at eps = 0.01, n = 2001 (V7).
-# Exact search at eps = 0.1 (random small designs, EMLearner): V5 reached 1.22 < 1.48.
-N2_INSTANCES = {"v5": {"epsilon": 0.01, "base": "locprobe"}, "v7": {"epsilon": 0.01, "n": 2001}}
+# V11 likewise ("about 1.0 vs eps_cert(0.01) = 0.269, MUST flag at small eps").
+# Exact search at eps = 0.1 (random small designs, EMLearner): V5 reached 1.22, V7 1.07 < 1.48.
+N2_INSTANCES = {"v5": {"epsilon": 0.01, "base": "locprobe"}, "v7": {"epsilon": 0.01, "n": 2001},
+                "v11": {"epsilon": 0.01, "base": "locprobe"}}
 
 
 @register("lwy-n2", kind="learner", paper=PAPER, section="Algorithm 2 / Lemma 15 (A_Agnostic)",
@@ -352,7 +355,9 @@ def lwy_n2(epsilon: float = 0.1, base: str = "auto", eps_A: float = 1.0, delta_A
         n1, c1 = designs.d1_sizes(epsilon)
         nb, cb = designs.d1_sizes(epsilon, balanced=True)
         nt, ct = designs.d1_sizes(epsilon, tail=True)
-        L.pairs = [designs.d1_label(n1, c1), designs.d1_label(nb, cb), designs.d1_label(nt, ct)]
+        nm, cm = designs.d1_sizes(epsilon, margin=3.4)
+        L.pairs = [designs.d1_label(n1, c1), designs.d1_label(nb, cb), designs.d1_label(nm, cm),
+                   designs.d1_label(nt, ct)]
         # D1 puts every record at x = 2: h(2) is all of h, and A(T^h) reveals it at x = 2; the
         # other grid points only add A's own noise (6 equally likely codes per h), which splits
         # the event over codes of equal likelihood ratio and costs power in the event choice
@@ -601,11 +606,16 @@ class SubsampledBase(LWYLearner):
     """M4 (uniform m-subset, ``scheme="without"``) or W1 (m i.i.d. draws, ``"with"``) around A,
     run on the subsample with its own labels (no relabelling)."""
 
-    def __init__(self, H, m: int, scheme: str, base: Base, variant: str) -> None:
+    def __init__(self, H, m: int, scheme: str, base: Base, variant: str, n: int | None = None) -> None:
         super().__init__(H, variant)
-        self.m, self.scheme, self.base = m, scheme, base
+        self.m, self.scheme, self.base, self.n = m, scheme, base, n
 
     def _fit_predict(self, cells, qidx, B, rng):
+        # The amplified claim is a statement about m-of-n sampling: on a dataset of another size
+        # the same m gives another epsilon, so the claim would not apply.
+        if self.n is not None and cells.n != self.n:
+            raise PrivauditError(f"{self.name}: its claim is for datasets of n = {self.n} records "
+                                 f"(m = {self.m}); got {cells.n} (pass --param n={cells.n})")
         if self.m > cells.n and self.scheme == "without":
             raise PrivauditError(f"{self.name}: m = {self.m} exceeds n = {cells.n}")
         tc = (subsample_counts(cells.count, self.m, B, rng) if self.scheme == "without"
@@ -629,7 +639,7 @@ def lwy_m4(m: int = 100, n: int = 1000, base: str = "locprobe", eps_A: float = 1
         raise PrivauditError(f"lwy-m4: m = {m} must be <= n = {n}")
     _check_base(base, eps_A, 0.0)
     H = grid_class(cls, grid)
-    L = SubsampledBase(H, m, "without", Base(base, eps_A, 0.0, 2), "correct")
+    L = SubsampledBase(H, m, "without", Base(base, eps_A, 0.0, 2), "correct", n)
     L.name = "lwy-m4"
     L.claim = Claim(amplified(eps_A, 0.0, m / n)[0], 0.0, "replace-one", "model")
     L.pairs = [designs.d2_membership(n)]
@@ -651,7 +661,7 @@ def lwy_w1(m: int = 100, n: int = 1000, base: str = "locprobe", eps_A: float = 1
         raise PrivauditError(f"lwy-w1: Lemma 21 needs 6 eps0 m / n <= 1; got {6 * eps_A * m / n:.3g}")
     _check_base(base, eps_A, 0.0)
     H = grid_class(cls, grid)
-    L = SubsampledBase(H, m, "with", Base(base, eps_A, 0.0, 2), variant)
+    L = SubsampledBase(H, m, "with", Base(base, eps_A, 0.0, 2), variant, n)
     L.name = "lwy-w1"
     e = (1.0 if variant == "v16" else 6.0) * eps_A * m / n
     L.claim = Claim(e, 0.0, "replace-one", "model")

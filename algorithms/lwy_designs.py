@@ -29,9 +29,11 @@ def _ds(records: list[tuple[float, int, int]]) -> Dataset:
     return Dataset(np.asarray(xs, dtype=np.float64).reshape(-1, 1), np.asarray(ys))
 
 
-def d1_sizes(eps: float, min_k: int = 1, balanced: bool = False, tail: bool = False) -> tuple[int, int]:
+def d1_sizes(eps: float, min_k: int = 1, balanced: bool = False, tail: bool = False,
+             margin: float | None = None) -> tuple[int, int]:
     """(n, c1) of D1: n >= 20/eps (so |T| >= 20 and EMLearner reveals h(x) almost surely) and
-    eps n >= min_k; c1 - c0 ~ 1.6/eps (1 when balanced; ~5.8/eps with ``tail``).
+    eps n >= min_k; c1 - c0 ~ 1.6/eps (1 when balanced; ~5.8/eps with ``tail``; ``margin``/eps
+    when given: 3.4 suits bug V2, expected bound 0.152 vs 0.1 at 1e6 runs, 0.13 at 1.6).
 
     The ``tail`` margin puts the minority pattern at probability ~0.02, where a loss paid only
     when the flipped record lands in T (k/n of the runs, e.g. bug V4: up to ``eps |W| / k`` in
@@ -42,7 +44,7 @@ def d1_sizes(eps: float, min_k: int = 1, balanced: bool = False, tail: bool = Fa
     if balanced:
         n += 1 - n % 2
         return n, (n + 1) // 2
-    d = max(2, int(round((5.8 if tail else 1.6) / eps)))
+    d = max(2, int(round((margin if margin is not None else 5.8 if tail else 1.6) / eps)))
     return n, min(n - 1, (n + d) // 2)
 
 
