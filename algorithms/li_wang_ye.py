@@ -66,7 +66,8 @@ N2_VARIANTS = {
           "n = 2001: the spec's D3 design, loss 0.369 vs eps_cert 0.269; at eps = 0.1 the claim is 1.48)",
     "v8": "BUG V8: relabelling EM run with eps_EM = 1 while subsampling ceil(eps n)",
     "v9": "BUG V9: subsample size decoupled from the EM parameter (k = ceil(eps n / 2) < eps n); "
-          "caught by the white-box invariant k >= eps n, not reliably by black-box audits",
+          "caught by the white-box invariant k >= eps n, not by black-box audits (its true bound "
+          "1.67 barely exceeds the claim 1.48; exact search: loss 0.08, below the correct 0.15)",
     "v10": "BUG V10: no subsampling: Baseline-A on all of S with EM parameter eps, claiming eps",
     "v11": "BUG V11: relabels all of S and returns A(S^h) instead of A(T^h) (audit instance eps = "
            "0.01: the spec flags it at small eps, loss eps_A = 1 vs eps_cert 0.269)",
