@@ -61,9 +61,31 @@ PP2_VARIANTS = {
     "nc-5": "negative control NC-5: A^R with a fixed data-independent partition (still private; "
             "exact oracle available)",
     "bv-pp2-1": "planted bug: A^R run with eps_R = 1/eta = eps0 n (forgot the 1/n): A^R becomes a "
-                "deterministic ERM on S_h",
-    "bv-pp2-2": "planted bug: no subsampling (T = S): H_T follows every record",
-    "bv-pp2-3": "planted bug: A^R skipped, h(x) released (then flipped)",
+                "deterministic ERM on S_h (= h itself); audit instance n'/n = 1/2, where the paper's "
+                "A^R smoothing is load-bearing (at the derived n'/n it is provably within the claim)",
+    "bv-pp2-2": "planted bug: no subsampling (T = S): H_T follows every record; audit instance "
+                "epsilon = 0.25 (spec: flagged only when the claimed eps is small; ~0.36 at alpha 0.1)",
+    "bv-pp2-3": "planted bug: A^R skipped, h(x) released (then flipped); audit instance n'/n = 1/2 "
+                "(spec: COR1-like with gamma ~ n'/n, provably within the claim at the derived n'/n)",
+}
+
+# Audit instances (spec 5.6 rows; the correct learner passes at each, tests/test_df_pp2.py).
+# * bv-pp2-2: "flagged only when the claimed eps is below about 0.69". The split design reaches
+#   0.356 (exact, flipped at alpha = 0.1) whatever epsilon is, so the claim must be below it:
+#   epsilon 0.25 (eps0 = 1/16, k = 192; the correct learner is certified 0.228 there).
+# * bv-pp2-1 / bv-pp2-3: flipped, both are "DF-COR1-like with gamma ~ n'/n" (for n >= 48 the
+#   bv-pp2-1 A^R has k = 1 block and its ERM on S_h is h itself, so the two coincide). Both obey
+#   the trivial decomposition (2 eps0, n'/n), so with the derived n'/n = alpha eps/4 they are
+#   provably within the nominal claim: ln(e^{eps/2} + (1-2 alpha) eps/4) = 0.61 < 1 at the
+#   defaults, and no audit can flag them. They leak where the paper's Lemma 10 (A^R smoothing
+#   the record's inclusion in T) carries the proof: n'/n = 1/2, the largest Lemma 8 admits
+#   (n - n' >= n/2). There the gap-inclusion pair gives 1.178 > 1 (exact); the correct learner
+#   gives 0.002 on it and at most 0.27 on the built-in pairs (its trivial certificate, 1.81,
+#   no longer proves the claim at this instance: the pass rests on A^R, as the paper's does).
+PP2_INSTANCES = {
+    "bv-pp2-1": {"subsample": 0.5},
+    "bv-pp2-2": {"epsilon": 0.25},
+    "bv-pp2-3": {"subsample": 0.5},
 }
 
 
@@ -208,7 +230,8 @@ class PrivatePredictionLearner:
         if self.hclass != "thr":
             return []
         n = max(400, 4 * self.k)
-        return [pair_gap_inclusion(self.H, n, self._q), pair_label_at_gap(self.H, n, self._q)]
+        return [pair_gap_inclusion(self.H, n, self._q), pair_label_at_gap(self.H, n, self._q),
+                pair_split_class(self.H, self.k, self._q, self.eps0, self.subsample)]
 
     @cached_property
     def queries(self) -> np.ndarray:
@@ -311,10 +334,48 @@ def pair_label_at_gap(H: HypothesisClass, n: int, q: int) -> tuple[Dataset, Data
     return S, S.replace(n - 1, H.domain[q], 1)
 
 
+def split_excess(eps0: float) -> int:
+    """Excess ``Delta`` of 1s over 0s at ``x_b`` in `pair_split_class`: ``eps0 Delta ~ 1.3`` puts
+    the class right of ``x_b`` at EM mass ~0.2, where doubling it moves the flipped output most
+    (exhaustive over Delta with the exact oracle: optimum 1.25-1.375 for eps 0.25..1)."""
+    return max(1, int(round(1.3 / eps0)))
+
+
+def pair_split_class(H: HypothesisClass, k: int, q: int, eps0: float,
+                     subsample: float) -> tuple[Dataset, Dataset]:
+    """The record splits a low-weight class whose representatives favour the rare label (spec 5.6
+    BV-PP2-2).
+
+    Background: one location ``x_b`` right of ``x_q`` holding ``m0`` records labelled 0 and
+    ``m1 = m0 + Delta`` labelled 1 (`split_excess`). With ``T = S`` the classes are ``t <= x_b``
+    (representative: all ones, predicts 1 at ``x_q``, err ``m0``) and ``t > x_b`` (representative
+    ``x_b + 1``, predicts 0 at ``x_q``, err ``m1``: EM mass about ``e^{-eps0 Delta}``). S adds
+    ``(x_d, 1)`` with ``x_d`` right of ``x_b``: it splits the second class into two of equal
+    weight, doubling the EM mass on label 0 at ``x_q``; S' adds ``(x_b, 1)`` (same errors, no
+    split). Relabelled by a 0-predicting ``h`` every record is 0, so every block of ``A^R`` votes
+    0 and ``A^R`` passes the doubled mass on (``n = k + 1`` or ``k + 2``: blocks of one or two
+    records, all at ``x_b`` or ``x_d``). A subsampling learner sees the split only when the record
+    is in ``T`` (probability ``n'/n``).
+    """
+    if not 0 <= q < H.N - 9:
+        raise PrivauditError(f"pair_split_class: the query index must leave 8 grid points to its right")
+    delta = split_excess(eps0)
+    n = max(k + 1, delta + 2, math.ceil(1 / subsample) if subsample > 0 else 0)
+    if (n - 1 + delta) % 2:                         # m0 + m1 = n - 1 with m1 - m0 = Delta
+        n += 1
+    b, d = q + 4, q + 8
+    m1 = (n - 1 + delta) // 2
+    m0 = n - 1 - m1
+    y = np.concatenate([np.zeros(m0, np.int8), np.ones(m1, np.int8), [1]]).astype(np.int8)
+    S = Dataset(H.domain[np.r_[np.full(n - 1, b), d]], y)
+    return S, S.replace(n - 1, H.domain[b], 1)
+
+
 @register("df-pp2", kind="learner", paper=PAPER,
           section="Theorem 2 / Theorem 5, Sec. 4.2, Lemmas 8-11 (spec 3.7)",
           summary="subsample I, EM over H_{S_I} scored on S, relabel S by h, realizable private "
-                  "learner A^R, flip alpha: O(eps)-private prediction", variants=PP2_VARIANTS)
+                  "learner A^R, flip alpha: O(eps)-private prediction", variants=PP2_VARIANTS,
+          instances=PP2_INSTANCES)
 def make_df_pp2(epsilon: float = 1.0, alpha: float = 0.1, eps0: float = 0.0, subsample: float = 0.0,
                 k: int = 0, flip: bool = True, mode: str = "practical", partition: str = "random",
                 hclass: str = "thr", grid: int = 64, variant: str = "correct") -> PrivatePredictionLearner:
@@ -324,4 +385,4 @@ def make_df_pp2(epsilon: float = 1.0, alpha: float = 0.1, eps0: float = 0.0, sub
 
 
 __all__ = ["PrivatePredictionLearner", "make_df_pp2", "theory_parameters", "pair_label_at_gap",
-           "PP2_VARIANTS"]
+           "pair_split_class", "split_excess", "PP2_VARIANTS", "PP2_INSTANCES"]

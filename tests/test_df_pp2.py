@@ -148,3 +148,62 @@ def test_audit_correct_passes_certified_and_claim():
     for against in ("claim", "certified"):
         res = audit_learner(L, explore_runs=20_000, confirm_runs=50_000, seed=5, against=against)
         assert not res.violation
+
+
+# -- planted bugs flagged with no pairs supplied (built-in pairs, audit instances) ---------------
+def _exact_losses(L):
+    return [float(np.max(np.abs(log_ratios(L, S, S2, L.queries)))) for S, S2 in L.pairs]
+
+
+def test_audit_instances_and_why_they_are_needed():
+    info = algorithms.info("df-pp2")["instances"]
+    assert info == {"bv-pp2-1": {"subsample": 0.5}, "bv-pp2-2": {"epsilon": 0.25},
+                    "bv-pp2-3": {"subsample": 0.5}}
+    # At the derived n'/n (practical mode) bv-pp2-1/3 obey the trivial decomposition (2 eps0, n'/n),
+    # flipped ln(e^{2 eps0} + (1 - 2 alpha) (n'/n) / alpha) = 0.61 < 1: no pair can flag them.
+    bound = math.log(math.exp(0.5) + 0.8 * 0.025 / 0.1)
+    for v in ("bv-pp2-1", "bv-pp2-3"):
+        L = PrivatePredictionLearner(variant=v, partition="fixed")
+        assert max(_exact_losses(L)) <= bound < 1.0
+        # at the instance the gap pair (pair 0) leaks 1.178 > 1 (spec: COR1-like, gamma ~ n'/n)
+        B = PrivatePredictionLearner(variant=v, subsample=0.5, partition="fixed")
+        assert _exact_losses(B)[0] == pytest.approx(1.1776, abs=1e-3)
+    # bv-pp2-2: the split design reaches 0.405 at eps 1 and 0.356 at eps 0.25 (> 0.25 only there)
+    assert _exact_losses(PrivatePredictionLearner(variant="bv-pp2-2", partition="fixed"))[2] < 0.41
+    L = PrivatePredictionLearner(variant="bv-pp2-2", epsilon=0.25, partition="fixed")
+    assert _exact_losses(L)[2] == pytest.approx(0.356, abs=1e-3)
+    # the correct learner (fixed partition, exact) stays far below the claim at every instance
+    for kw, top in (({}, 0.12), ({"epsilon": 0.25}, 0.031), ({"subsample": 0.5}, 0.28)):
+        ok = PrivatePredictionLearner(variant="nc-5", **kw)
+        assert max(_exact_losses(ok)) < top < ok.claim.epsilon
+    assert PrivatePredictionLearner(epsilon=0.25).certified.epsilon < 0.25
+
+
+def test_split_design_is_partition_free():
+    # every record relabelled by h carries the same label, so every block votes alike: the random
+    # partition has the fixed partition's (exact) law. 2 x 2 CP checks at A.
+    L = PrivatePredictionLearner(variant="bv-pp2-2", epsilon=0.25)
+    F = PrivatePredictionLearner(variant="bv-pp2-2", epsilon=0.25, partition="fixed")
+    S, S2 = L.pairs[2]
+    assert S.n == 194 and L.k == 192
+    runs = 20_000
+    for j, D in enumerate((S, S2)):
+        assert covers(ones(L, D, L.queries, runs, 40 + j), runs, F.exact(D, L.queries))
+
+
+@pytest.mark.parametrize("variant", ["bv-pp2-1", "bv-pp2-2", "bv-pp2-3"])
+def test_planted_bugs_flagged_on_built_in_pairs_and_correct_passes(variant):
+    # No pairs: the learner's own pairs at the variant's audit instance. Exact rare-label
+    # probabilities: bv-pp2-2 0.375 vs 0.263 (loss 0.356 vs claim 0.25), bv-pp2-1/3 0.325 vs 0.1
+    # (1.178 vs 1). At 5e4 confirmation runs the sd of each estimated loss is <= 0.015, so the
+    # certified bound (~2.3 sd below) exceeds the claim by > 5 sd: it cannot miss. The correct
+    # learner at the same instance is at most 0.03 / 0.28 (exact, above) against 0.25 / 1: a
+    # violation would be a false alarm (<= 5%; seeds fixed).
+    bug = algorithms.get("df-pp2", variant=variant)
+    res = audit_learner(bug, explore_runs=5_000, confirm_runs=50_000, seed=0)
+    assert res.violation and res.epsilon_lower > bug.claim.epsilon
+    assert res.witness.pair_index == (2 if variant == "bv-pp2-2" else 0)
+    params = algorithms.spec("df-pp2").instance(variant)
+    ok = algorithms.get("df-pp2", **params)
+    assert ok.claim == bug.claim
+    assert not audit_learner(ok, explore_runs=5_000, confirm_runs=50_000, seed=0).violation
