@@ -108,16 +108,22 @@ M_VARIANTS = {
 MAX_EXACT_ITEMS = 14
 # Theorem 1's learner: the paper split makes r = 2 overlapping batches realize exactly the claim
 # (r eps / 2 = eps, spec 6.6 B6: "paper-split M ... flagged for r >= 3"), so B6 is audited at r = 3.
-_MASKED = ("; under Theorem 1's wiring the pruning threshold 3 eta k / 4 > tau decides the release, "
-           "so the outputs equal the correct learner's: not detectable")
-_AT_CLAIM = "; under the paper split it realizes at most eps = the claim: flagged only --against certified"
+_MASKED = ("; not detectable at any Theorem 1 instance: the wiring picks k with k eta / 2 >= tau + "
+           "lambda(k), so the pruning threshold 3 eta k / 4 >= 1.5 (tau + lambda) > tau (96.75 vs "
+           "28.6 counts by default; 47.25 vs 14.8 at split = 'parallel') for every eta_emp, eps, "
+           "delta, split and mode; pruning decides the release and the outputs equal the correct "
+           "learner's, draw for draw")
+_PARALLEL = ("; blm-t1 audits it at split = 'parallel' (spec 6.6: flagged at parallel-split M; under "
+             "the paper split it realizes at most eps = the claim, flagged there only --against certified)")
 T1_VARIANTS = {**M_VARIANTS,
                "b2": M_VARIANTS["b2"] + _MASKED, "b3": M_VARIANTS["b3"] + _MASKED,
                "b4": M_VARIANTS["b4"] + _MASKED,
-               "b5": M_VARIANTS["b5"] + _AT_CLAIM, "b10": M_VARIANTS["b10"] + _AT_CLAIM,
-               "b15": M_VARIANTS["b15"] + _AT_CLAIM,
-               "b13": M_VARIANTS["b13"] + "; after pruning at 3 eta k / 4 counts it is eps_H-DP up to "
-                                          "a ~1e-11 support term: not detectable against claim or certified",
+               "b5": M_VARIANTS["b5"] + _PARALLEL, "b10": M_VARIANTS["b10"] + _PARALLEL,
+               "b15": M_VARIANTS["b15"] + _PARALLEL,
+               "b13": M_VARIANTS["b13"] + "; not detectable at any Theorem 1 instance: pruning at "
+                      "3 eta k / 4 >= 1.5 (tau + lambda) counts leaves the argmax of noisy counts whose "
+                      "full vector is eps_H-DP (eps_H <= eps), up to a new-item term "
+                      "0.5 exp(-(3 eta k / 4 - 1) eps_H / 2) ~ 1e-11",
                "b8": M_VARIANTS["b8"].split(" (blm-m")[0] + "; with 4 points at most 7 of the k batches "
                                                           "change and pruning removes the new-item route: "
                                                           "no design found",
@@ -469,8 +475,12 @@ def generic_learner_size(C: float, alpha: float, beta: float, eps_G: float) -> i
 
 def theorem1_parameters(d: int, epsilon: float, delta: float, alpha: float, beta: float, *,
                         mode: str = "practical", N_points: int = 1, eta_emp: float = 0.5,
-                        budget_factor: int = 8) -> dict:
+                        budget_factor: int = 8, split: str = "paper") -> dict:
     """Theorem 1's wiring (spec 3.10) with explicit constants.
+
+    ``split="paper"`` (Theorem 1 as published): ``eps_H = eps_G = eps/2``. ``split="parallel"``
+    (spec 3.9's audit wiring): ``eps_H = eps_G = eps``; tau, lambda(k), k and n' follow the same
+    formulas with that eps_H / eps_G.
 
     ``mode="paper"``: ``n_aux = ceil(2d/alpha)``, ``N = 8^(d+1) n_aux``, ``eta = 1/((d+1) 2^(d+1))``,
     ``eps_H = eps_G = eps/2``, ``k`` the smallest integer with ``k >= (tau + lambda(k)) / (eta/8)``
@@ -485,7 +495,9 @@ def theorem1_parameters(d: int, epsilon: float, delta: float, alpha: float, beta
     """
     if mode not in ("paper", "practical"):
         raise PrivauditError(f"mode must be 'paper' or 'practical', got {mode!r}")
-    eps_H = eps_G = epsilon / 2.0
+    if split not in ("paper", "parallel"):
+        raise PrivauditError(f"split must be 'paper' or 'parallel', got {split!r}")
+    eps_H = eps_G = epsilon / (2.0 if split == "paper" else 1.0)
     tau = 1.0 + (2.0 / eps_H) * math.log(1.0 / delta)
     beta_H = beta / 3.0
     if mode == "paper":
@@ -500,20 +512,27 @@ def theorem1_parameters(d: int, epsilon: float, delta: float, alpha: float, beta
         k = _k_fixed_point(tau, eps_H, beta_H, eta / 2.0)
     n_prime = generic_learner_size(2.0 / eta, alpha / 2.0, beta / 3.0, eps_G)
     m = N + n_aux
-    return {"mode": mode, "d": d, "n_aux": n_aux, "N": N, "m": m, "eta": eta, "eps_H": eps_H,
+    return {"mode": mode, "split": split, "d": d, "n_aux": n_aux, "N": N, "m": m, "eta": eta, "eps_H": eps_H,
             "eps_G": eps_G, "tau": tau, "k": k, "n_prime": n_prime, "n_total": k * m + n_prime}
 
 
 @register("blm-t1", kind="learner", paper=PAPER, section="Theorem 1 (private learner for Littlestone classes)",
           summary="Theorem 1: M o G with the paper's parameter wiring (mode='paper', huge) or a "
                   "documented practical mode; (eps, delta)-DP, certified (eps/2, delta)",
-          variants=T1_VARIANTS, instances={"b6": {"overlap": 3}})
+          variants=T1_VARIANTS, instances={"b6": {"overlap": 3}, "b5": {"split": "parallel"},
+                                           "b10": {"split": "parallel"}, "b15": {"split": "parallel"}})
 def blm_t1(epsilon: float = 1.0, delta: float = 1e-3, alpha: float = 0.2, beta: float = 0.1,
            cls: str = "point", grid: int = 4, mode: str = "practical", eta_emp: float = 0.5,
-           budget_factor: int = 8, overlap: int = 2, variant: str = "correct") -> PrivateLearnerM:
-    """BLM-10: Theorem 1's learner. Paper split (eps/2 each), parameters from `theorem1_parameters`.
+           budget_factor: int = 8, split: str = "paper", overlap: int = 2,
+           variant: str = "correct") -> PrivateLearnerM:
+    """BLM-10: Theorem 1's learner, parameters from `theorem1_parameters`.
 
-    ``overlap`` is planted bug B6's ``r`` (ignored otherwise); its audit instance is ``r = 3``."""
+    ``split="paper"`` (default) is Theorem 1 as published: ``eps_H = eps_G = eps/2``, claim
+    (eps, delta), certified (eps/2, delta) (spec 3.9: batches and S' are disjoint).
+    ``split="parallel"`` is spec 3.9's audit wiring ``eps_H = eps_G = eps``: still honestly
+    (eps, delta)-DP, and its audits are tight at eps, so factor-2 bugs (B5, B10, B15) show
+    against the nominal claim (their audit instance). ``overlap`` is planted bug B6's ``r``
+    (ignored otherwise); its audit instance is ``r = 3``."""
     H = make_class(cls, grid)
     soa = soa_for(H)
     d = soa.ldim()
@@ -525,8 +544,8 @@ def blm_t1(epsilon: float = 1.0, delta: float = 1e-3, alpha: float = 0.2, beta: 
     beta = check_positive("beta", beta, upper=0.5)
     P = theorem1_parameters(d, epsilon, delta, alpha, beta, mode=mode, N_points=H.N,
                             eta_emp=check_positive("eta_emp", eta_emp, upper=1.0),
-                            budget_factor=budget_factor)
-    M = PrivateLearnerM(H, epsilon=epsilon, delta=delta, split="paper", k=P["k"],
+                            budget_factor=budget_factor, split=split)
+    M = PrivateLearnerM(H, epsilon=epsilon, delta=delta, split=split, k=P["k"],
                         gp=GParams(P["n_aux"], P["N"]), n_prime=P["n_prime"], eta=P["eta"],
                         variant=variant, name="blm-t1", overlap=overlap)
     M.parameters = P

@@ -25,6 +25,7 @@ import algorithms
 from algorithms.blm_m import theorem1_parameters
 from algorithms.registry import spec
 from audit import audit_learner
+from audit.errors import PrivauditError
 
 BUDGET = dict(explore_runs=10_000, confirm_runs=100_000, seed=7)
 
@@ -51,6 +52,9 @@ def test_audit_instances_are_registered_with_their_reason():
     assert spec("blm-m").instance("b18") == {"eta": 0.52}
     assert spec("blm-m").instance("b8") == {"grid": 16}
     assert spec("blm-t1").instance("b6") == {"overlap": 3}
+    for v in ("b5", "b10", "b15"):
+        assert spec("blm-t1").instance(v) == {"split": "parallel"}
+        assert "split = 'parallel'" in algorithms.info("blm-t1")["variants"][v]
     assert spec("blm-m").instance("correct") == {} and spec("blm-t1").instance("correct") == {}
     info_m, info_t = algorithms.info("blm-m"), algorithms.info("blm-t1")
     assert "eta = 0.52" in info_m["variants"]["b18"] and "grid = 16" in info_m["variants"]["b8"]
@@ -132,13 +136,59 @@ def test_t1_threshold_bugs_are_masked_by_pruning(variant):
         assert 0.75 * P["eta"] * P["k"] > P["tau"]
 
 
+# -- blm-t1 at split = "parallel": the factor-2 bugs are visible against the nominal claim ---------
+T1_PARALLEL = [("b5", 1.62, 0.466, 0.092),    # Hist Laplace scale 1/eps_H on the crossing two-bucket
+               ("b10", 1.93, 0.048, 0.0069),  # GL temperature eps_G on the GL gap design
+               ("b15", 1.35, 0.050, 0.0129)]  # one example in the last batch's T and in S'
+
+
+@pytest.mark.parametrize("variant,ln_ratio,p,q", T1_PARALLEL, ids=[v for v, *_ in T1_PARALLEL])
+def test_t1_factor_two_bugs_flagged_at_the_parallel_split(variant, ln_ratio, p, q):
+    """Spec 6.6 B5 / B10 / B15: "flagged at component and parallel-split M". Their blm-t1 audit
+    instance is split = "parallel" (eps_H = eps_G = eps, claim (eps, delta) unchanged).
+
+    Cannot flake: the exact best ln ratio (white-box, asserted below) is >= 1.35 at p >= 0.048,
+    so at 100,000 confirmation runs per side the ln-ratio estimate has sd <= 0.035 (delta method,
+    sqrt((1-p)/(p T) + (1-q)/(q T)) with the smallest p, q), and the Bonferroni-corrected 95%
+    Clopper-Pearson lower bound stays above 1.0 unless the estimate falls > 6 sd low (< 1e-9).
+    The correct T1 at the same split has exact best ratio <= 0.90 on the same pairs, i.e. it is
+    within its claim, so a sound audit flags it with probability <= 0.05 for any seed (fixed here).
+    """
+    V = algorithms.get("blm-t1", variant=variant)
+    C = algorithms.get("blm-t1", **spec("blm-t1").instance(variant))
+    assert V.split == C.split == "parallel" and V.certified is None
+    assert V.claim.epsilon == 1.0 and V.claim.delta == 1e-3        # the claim is unchanged
+    lv, pv, qv = max(_best_ratio(V, pair) for pair in V.pairs)
+    assert lv == pytest.approx(ln_ratio, abs=0.01) and pv >= p * 0.99 and qv >= q * 0.99
+    assert max(_best_ratio(C, pair)[0] for pair in V.pairs) <= 0.90   # correct: at most the claim
+    r = audit_learner(V, **BUDGET)                 # no pairs: the variant's own
+    assert r.violation and r.epsilon_lower > 1.0, (variant, r.epsilon_lower)
+    rc = audit_learner(C, pairs=V.pairs, queries=V.queries, **BUDGET)
+    assert not rc.violation, (variant, rc.epsilon_lower, rc.delta_lower)
+
+
+def test_t1_parallel_split_correct_is_tight_and_paper_split_certifies_half():
+    """The correct T1 at split = "parallel" passes on its own pairs with a lower bound close to
+    eps (the crossing two-bucket's exact ln ratio is 0.88); at the paper split `certified` is
+    (eps/2, delta) and the realized loss stays below it (exact <= 0.5)."""
+    C = algorithms.get("blm-t1", split="parallel")
+    r = audit_learner(C, **BUDGET)
+    assert not r.violation and r.epsilon_lower > 0.7, r.epsilon_lower
+    assert C.certified is None and C.eps_H == C.eps_G == 1.0
+    P = algorithms.get("blm-t1")
+    assert P.split == "paper" and P.certified.epsilon == 0.5 and P.eps_H == 0.5
+    assert max(_best_ratio(P, pair)[0] for pair in P.pairs[:1]) <= 0.5 + 1e-9
+    with pytest.raises(PrivauditError, match="split"):
+        algorithms.get("blm-t1", split="half")
+
+
 @pytest.mark.parametrize("variant", ["b5", "b10", "b15"])
-def test_t1_factor_two_bugs_flagged_against_the_certified_bound(variant):
+def test_t1_factor_two_bugs_at_the_paper_split_only_against_certified(variant):
     """Under the paper split b5 / b10 realize 2 eps_H = eps and 2 eps_G = eps, and b15 at most
     eps_H + eps_G = eps: never above the nominal claim, but above T1's certified eps/2 = 0.5
     (exact on overlap_tail: 0.72 at p = 0.040, q = 0.020; the 100,000-run lower bound has sd
     ~0.03, mean ~0.64). The correct T1 passes against certified (tests/test_blm_private.py)."""
-    V = algorithms.get("blm-t1", variant=variant)
+    V = algorithms.get("blm-t1", variant=variant, split="paper")
     assert not audit_learner(V, **BUDGET).violation                # nominal claim: not exceeded
     r = audit_learner(V, against="certified", **BUDGET)
     assert r.violation and r.claim.epsilon == 0.5, (variant, r.epsilon_lower)
