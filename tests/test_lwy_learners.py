@@ -268,3 +268,12 @@ def test_registered_and_listed():
         assert info["paper"].startswith("Li, Wang & Ye") and info["claim"]["epsilon"] >= 0
         L = algorithms.get(n)
         assert 1 <= len(L.pairs) <= 4 and 1 <= len(L.queries) <= 8
+
+
+@pytest.mark.parametrize("name", ["lwy-m4", "lwy-w1"])
+def test_subsampling_wrappers_reject_a_dataset_of_another_size(name):
+    # their amplified claims are about m-of-n sampling: on 8 records m = 100 draws leak eps_A
+    L = algorithms.get(name)
+    small = Dataset(np.arange(8.0).reshape(-1, 1), np.r_[np.zeros(4), np.ones(4)])
+    with pytest.raises(PrivauditError, match="datasets of n = 1000"):
+        L.predict(small, L.queries, 10, np.random.default_rng(0))
