@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from scipy.special import gammaln
@@ -324,6 +325,33 @@ def data_seed(data: Dataset) -> int:
     """A seed computed from the dataset's bytes (used ONLY by planted bug BV-API-2/BV-API-1)."""
     h = hashlib.sha256(data.X.tobytes() + data.y.tobytes()).digest()
     return int.from_bytes(h[:8], "little")
+
+
+# Planted bug BV-API-3 (spec 5.6 / 5.3): a fit (the subsample I and the EM hypothesis h) cached per
+# (learner, dataset content) and reused by every later call -- the auditor's re-fits included.
+# Module-level, not a learner attribute, so that it outlives the unpickling of the learner in
+# each Ray task: every Ray worker process keeps its own cache (its first task on a dataset fits,
+# later tasks reuse it). That is the same bug -- state carried from one fit to the next -- and the
+# one case where counts under Ray differ from the local runner's. Bounded: least recently used
+# entries are dropped.
+_FIT_CACHE: OrderedDict = OrderedDict()
+FIT_CACHE_SIZE = 4096
+
+
+def cached_fit(token: str, data: Dataset, draw: Callable[[], Any]) -> Any:
+    """BV-API-3: the fit ``draw()`` made on the first call for ``(token, data)``, reused after.
+
+    ``token`` identifies the learner object (kept when it is pickled); ``data`` is keyed on its
+    content, so an equal dataset gets the cached fit back.
+    """
+    key = (token, data_seed(data), data.X.shape)
+    if key in _FIT_CACHE:
+        _FIT_CACHE.move_to_end(key)
+        return _FIT_CACHE[key]
+    fit = _FIT_CACHE[key] = draw()
+    while len(_FIT_CACHE) > FIT_CACHE_SIZE:
+        _FIT_CACHE.popitem(last=False)
+    return fit
 
 
 # -- exact enumeration of subsample outcomes ---------------------------------------------------

@@ -39,7 +39,8 @@ Theorem 2 / Theorem 5, Section 4.1, Section 4.2 (Eq. 8, 9), Lemmas 8-11.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+import uuid
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -48,7 +49,7 @@ from audit.errors import PrivauditError
 from audit.types import Claim, Dataset
 
 from .df_baselines import groups_of, pair_gap_inclusion
-from .df_common import em_probs, em_sample, subset_distribution
+from .df_common import cached_fit, em_probs, em_sample, subset_distribution
 from .df_real import (PAPER, Prepared, aggregate, aggregate_prob, block_of_position, block_votes,
                       check_choice, check_positive, check_runs, default_k, fixed_block_counts,
                       flip_labels, prepare, random_partition_votes)
@@ -67,6 +68,9 @@ PP2_VARIANTS = {
                 "epsilon = 0.25 (spec: flagged only when the claimed eps is small; ~0.36 at alpha 0.1)",
     "bv-pp2-3": "planted bug: A^R skipped, h(x) released (then flipped); audit instance n'/n = 1/2 "
                 "(spec: COR1-like with gamma ~ n'/n, provably within the claim at the derived n'/n)",
+    "bv-api-3": "planted bug: fit cached per dataset: I and h drawn on the first call on a dataset's "
+                "content and reused for every later run and query on it (per process; A^R's "
+                "partition and coins and the flip stay fresh)",
 }
 
 # Audit instances (spec 5.6 rows; the correct learner passes at each, tests/test_df_pp2.py).
@@ -149,6 +153,8 @@ class PrivatePredictionLearner:
     variant: str = "correct"
     name: str = "df-pp2"
     chunk_runs: int = 4096
+    # BV-API-3 cache identity (kept when the learner is pickled to Ray workers)
+    _cache_token: str = field(default_factory=lambda: uuid.uuid4().hex, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.epsilon = check_positive(self.epsilon, "epsilon")
@@ -230,8 +236,14 @@ class PrivatePredictionLearner:
         if self.hclass != "thr":
             return []
         n = max(400, 4 * self.k)
-        return [pair_gap_inclusion(self.H, n, self._q), pair_label_at_gap(self.H, n, self._q),
-                pair_split_class(self.H, self.k, self._q, self.eps0, self.subsample)]
+        out = [pair_gap_inclusion(self.H, n, self._q), pair_label_at_gap(self.H, n, self._q),
+               pair_split_class(self.H, self.k, self._q, self.eps0, self.subsample)]
+        if self.variant == "bv-api-3":
+            # the variant's own design (as blm-m b6/b9 carry theirs): 8 more pairs would cost
+            # every df-pp2 audit 1.6e6 exploration runs (a minute at k = 192) for this one bug;
+            # the correct learner passes on them (tests/test_df_pp2.py)
+            out += pair_tie_replicas(self.H, self.k, self._q, self.subsample)
+        return out
 
     @cached_property
     def queries(self) -> np.ndarray:
@@ -277,8 +289,12 @@ class PrivatePredictionLearner:
         self._check(prep)
         if runs == 0:
             return np.zeros((0, len(prep.qidx)), np.int8)
-        reps = self.H.rep_mask(self._hits(prep, runs, rng))           # (runs, |H|)
-        h = em_sample(self._logits(prep), reps, rng)                    # (runs,)
+        if self.variant == "bv-api-3":     # BUG: one cached (I, h) per dataset for every run
+            h = np.full(runs, cached_fit(self._cache_token, data, lambda: int(em_sample(
+                self._logits(prep), self.H.rep_mask(self._hits(prep, 1, rng)), rng)[0])))
+        else:
+            reps = self.H.rep_mask(self._hits(prep, runs, rng))           # (runs, |H|)
+            h = em_sample(self._logits(prep), reps, rng)                    # (runs,)
         if self.variant == "bv-pp2-3":
             out = prep.Pq[h].astype(np.int8)
         else:
@@ -371,6 +387,32 @@ def pair_split_class(H: HypothesisClass, k: int, q: int, eps0: float,
     return S, S.replace(n - 1, H.domain[b], 1)
 
 
+def pair_tie_replicas(H: HypothesisClass, k: int, q: int, subsample: float,
+                      m: int = 8) -> list[tuple[Dataset, Dataset]]:
+    """``m`` tie pairs of distinct sizes: the EM's two classes at ``x_q`` weigh about 1/2 each.
+
+    Background: ``(n-1)/2`` records ``(x_b, 0)`` and as many ``(x_b, 1)`` with ``x_b`` right of
+    ``x_q``; S adds ``(x_b, 0)``, S' ``(x_b, 1)``. ``H_T`` is {all ones, ``t = x_b + 1``} (the
+    subsample always hits ``x_b``), equal errors up to the record, so ``h(x_q)`` is 1 or 0 with
+    probability ~1/2, and ``A^R`` on ``S_h`` (all records relabelled alike) releases ``h(x_q)``.
+    A learner that re-fits every run shows an EM's tiny leak. One that keeps ``I`` and ``h``
+    across fits (BV-API-3) answers each dataset with one cached label (then flipped): the two
+    cached labels of a pair differ with probability ~1/2, independently across the ``m`` pairs
+    (distinct datasets), so all agree with probability ~2^-m.
+    """
+    base = max(k + 1, math.ceil(1 / subsample) if subsample > 0 else 0, 41)
+    base += (base - 1) % 2                          # n - 1 even: equal halves
+    b = min(q + 4, H.N - 1)
+    out = []
+    for i in range(m):
+        n = base + 2 * i
+        half = (n - 1) // 2
+        y = np.concatenate([np.zeros(half, np.int8), np.ones(half, np.int8), [0]]).astype(np.int8)
+        S = Dataset(np.repeat(H.domain[[b]], n, axis=0), y)
+        out.append((S, S.replace(n - 1, H.domain[b], 1)))
+    return out
+
+
 @register("df-pp2", kind="learner", paper=PAPER,
           section="Theorem 2 / Theorem 5, Sec. 4.2, Lemmas 8-11 (spec 3.7)",
           summary="subsample I, EM over H_{S_I} scored on S, relabel S by h, realizable private "
@@ -385,4 +427,4 @@ def make_df_pp2(epsilon: float = 1.0, alpha: float = 0.1, eps0: float = 0.0, sub
 
 
 __all__ = ["PrivatePredictionLearner", "make_df_pp2", "theory_parameters", "pair_label_at_gap",
-           "pair_split_class", "split_excess", "PP2_VARIANTS", "PP2_INSTANCES"]
+           "pair_split_class", "split_excess", "pair_tie_replicas", "PP2_VARIANTS", "PP2_INSTANCES"]

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections import OrderedDict
 
 import numpy as np
 
@@ -45,9 +44,9 @@ from audit.errors import PrivauditError
 from audit.types import Claim, Dataset
 
 from . import df_designs
-from .df_common import (PAPER, DFLearner, Groups, check_positive, count_distribution, data_seed,
-                        em_probs, em_sample, hit_from_counts, sample_counts, subset_distribution,
-                        summarize)
+from .df_common import (PAPER, DFLearner, Groups, cached_fit, check_positive, count_distribution,
+                        data_seed, em_probs, em_sample, hit_from_counts, sample_counts,
+                        subset_distribution, summarize)
 from .hypotheses import HypothesisClass, make_class
 from .registry import register
 
@@ -86,14 +85,6 @@ COR_VARIANTS = {
 
 # variants whose output depends on the subsample's counts, not only on its set of (x, y) groups
 _COUNT_DEPENDENT = ("nc-7",)
-
-# Planted bug BV-API-3: fits cached per (learner, dataset content), in THIS process. Module-level
-# (not an attribute) so that it outlives the unpickling of the learner in every Ray task: each Ray
-# worker process keeps its own cache (its first task on a dataset fits, later tasks reuse), which
-# is the same bug -- state carried from one fit to the next -- and the reason counts under Ray
-# differ from the local runner's for this variant only. Bounded (least recently used dropped).
-_FIT_CACHE: OrderedDict = OrderedDict()
-_FIT_CACHE_SIZE = 4096
 
 
 def n_net(a: float, b: float, D: int) -> int:
@@ -265,18 +256,10 @@ class StableLearner(DFLearner):
         The bug the spec describes: ``fit(S)`` draws the subsample and the EM hypothesis, a
         later ``predict`` reuses them, so the auditor's re-fits on the same ``S`` (every run,
         every chunk, explore and confirm) all see one ``h``. Keyed on the dataset's content, so
-        equal data gives the cached model back; the first call's ``rng`` draws it.
+        equal data gives the cached model back; the first call's ``rng`` draws it. The cache is
+        per process (`df_common.cached_fit`): under Ray each worker keeps its own.
         """
-        key = (self._cache_token, data_seed(data), data.X.shape)
-        h = _FIT_CACHE.get(key)
-        if h is None:
-            h = int(self._sta_draw(G, 1, rng)[0])
-            _FIT_CACHE[key] = h
-            while len(_FIT_CACHE) > _FIT_CACHE_SIZE:
-                _FIT_CACHE.popitem(last=False)
-        else:
-            _FIT_CACHE.move_to_end(key)
-        return h
+        return cached_fit(self._cache_token, data, lambda: int(self._sta_draw(G, 1, rng)[0]))
 
     # exact oracle ---------------------------------------------------------------------------------
     def _confidence(self, G: Groups, data: Dataset, qi: np.ndarray) -> np.ndarray:

@@ -207,3 +207,25 @@ def test_planted_bugs_flagged_on_built_in_pairs_and_correct_passes(variant):
     ok = algorithms.get("df-pp2", **params)
     assert ok.claim == bug.claim
     assert not audit_learner(ok, explore_runs=5_000, confirm_runs=50_000, seed=0).violation
+
+
+def test_bv_api_3_caches_the_fit_per_dataset_and_is_flagged():
+    bug = algorithms.get("df-pp2", variant="bv-api-3")
+    assert len(bug.pairs) == 11 and len(algorithms.get("df-pp2").pairs) == 3
+    S = bug.pairs[3][0]                                   # tie pair: h(x_q) is 0 or 1 w.p. ~1/2
+    first = bug.predict(S, bug.queries, 4_000, np.random.default_rng(1))
+    again = bug.predict(Dataset(S.X.copy(), S.y.copy()), bug.queries, 4_000, np.random.default_rng(2))
+    # one cached h: the label is h(x_q) flipped w.p. alpha (A^R keeps it w.p. sigma(6)), so both
+    # calls sit at ~0.1 or ~0.9 together (a fresh fit per run gives ~0.55 / 0.45)
+    m1, m2 = first.mean(), again.mean()
+    assert abs(m1 - m2) < 0.05 and min(abs(m1 - 0.1), abs(m1 - 0.9)) < 0.05
+    # Flagged with no pairs: the 8 tie replicas' cached labels disagree on some pair except with
+    # probability ~2^-8 over the seed (measured: 1995 of 2000 seeds draw a disagreeing
+    # pair); on a
+    # disagreeing pair the loss is ~ln 8 = 2.1 > 1, certified at 2e4 runs by > 10 sd. The correct
+    # learner on the same 11 pairs is within its certificate 0.84 (a violation: <= 5%, fixed seed).
+    res = audit_learner(bug, explore_runs=2_000, confirm_runs=20_000, seed=0)
+    assert res.violation and res.epsilon_lower > 1.5
+    ok = audit_learner(algorithms.get("df-pp2"), pairs=bug.pairs, explore_runs=2_000,
+                       confirm_runs=20_000, seed=0)
+    assert not ok.violation
