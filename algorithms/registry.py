@@ -31,6 +31,25 @@ class Spec:
     variants: dict = field(default_factory=lambda: {"correct": "the algorithm as published"})
     tags: tuple = ()
     instances: dict = field(default_factory=dict)
+    expect: dict = field(default_factory=dict)
+
+    def expectation(self, variant: str) -> str:
+        """What a black-box privacy audit of `variant` at its defaults must conclude.
+
+        ``"violation"``: a planted privacy bug (every variant not otherwise marked);
+        ``"pass"``: the algorithm itself, a negative control (``nc-``, ``fp-``, ``benign-``), or a
+        non-private fixture's absence of bugs; ``"white-box"``: a bug the specs say no feasible
+        black-box audit can see (an invariant or exact-oracle test catches it; the variant's
+        docstring gives the numbers); ``"utility"``: privacy is intact, utility tests catch it.
+        Positive-control algorithms (tag ``positive-control``) expect ``"violation"`` throughout.
+        """
+        if variant in self.expect:
+            return self.expect[variant]
+        if "positive-control" in self.tags:
+            return "violation"
+        if variant == "correct" or variant.startswith(CONTROL_PREFIXES):
+            return "pass"
+        return "violation"
 
     def instance(self, variant: str) -> dict:
         """The parameters a variant is built with unless the caller sets them.
@@ -50,15 +69,19 @@ class Spec:
 
 
 _REGISTRY: dict[str, Spec] = {}
+CONTROL_PREFIXES = ("nc-", "fp-", "benign")
+EXPECTATIONS = ("violation", "pass", "white-box", "utility")
 
 
 def register(name: str, *, kind: str, paper: str, section: str, summary: str,
              variants: dict | None = None, tags: tuple = (),
-             instances: dict | None = None) -> Callable:
+             instances: dict | None = None, expect: dict | None = None) -> Callable:
     """Decorator registering `factory(**params)` under `name` (lower case, paper-prefixed).
 
     `instances` maps a variant id to the parameters it is built with by default (its audit
     instance, see `Spec.instance`); explicit parameters passed to `get` override them.
+    `expect` marks variants whose black-box audit is not expected to flag them (see
+    `Spec.expectation`): ``{"v17": "white-box"}``.
     """
     if kind not in ("learner", "mechanism"):
         raise ValueError(f"kind must be 'learner' or 'mechanism', got {kind!r}")
@@ -70,7 +93,11 @@ def register(name: str, *, kind: str, paper: str, section: str, summary: str,
         if "correct" not in v:
             v = {"correct": "the algorithm as published", **v}
         spec = Spec(name, factory, kind, paper, section, summary, v, tuple(tags),
-                    {k: dict(p) for k, p in (instances or {}).items()})
+                    {k: dict(p) for k, p in (instances or {}).items()}, dict(expect or {}))
+        for k, e in spec.expect.items():
+            if k not in v or e not in EXPECTATIONS:
+                raise ValueError(f"{name}: expect[{k!r}] = {e!r}: needs a known variant and one of "
+                                 f"{EXPECTATIONS}")
         if v.keys() - {"correct"} and "variant" not in spec.params:
             raise ValueError(f"{name}: a factory with variants needs a `variant` parameter")
         for k, p in spec.instances.items():
@@ -138,6 +165,7 @@ def info(name: str) -> dict:
         "params": {k: _jsonable(v) for k, v in s.params.items()},
         "variants": dict(s.variants),
         "instances": {k: {p: _jsonable(x) for p, x in d.items()} for k, d in s.instances.items()},
+        "expect": {k: s.expectation(k) for k in s.variants},
         "tags": list(s.tags),
     }
 

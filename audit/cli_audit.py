@@ -93,6 +93,10 @@ def run_list(args: argparse.Namespace) -> int:
             print(f"{'':<14} variants: {', '.join(bugs)}")
         for v, p in r["instances"].items():
             print(f"{'':<14} {v} audit instance: {', '.join(f'{k}={x}' for k, x in p.items())}")
+        for kind in ("white-box", "utility"):
+            only = [v for v, e in r["expect"].items() if e == kind and v != "correct"]
+            if only:
+                print(f"{'':<14} {kind}-only bugs (a black-box audit passes them): {', '.join(only)}")
     return 0
 
 
@@ -332,9 +336,27 @@ def run_audit(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print(result.summary())
+        note = _expectation_note(args, params)
+        if note:
+            print(note)
         if out is not None:
             print(f"  reports: {out / 'result.json'}, {out / 'report.html'}, {out / 'report.md'}")
     return 1 if result.violation else 0
+
+
+def _expectation_note(args: argparse.Namespace, params: dict) -> str:
+    """A line saying that a registered variant is not meant to be flagged black-box, and why."""
+    if not args.algorithm:
+        return ""
+    import algorithms
+
+    variant = params.get("variant", "correct")
+    expect = algorithms.spec(args.algorithm).expectation(variant)
+    if variant == "correct" or expect not in ("white-box", "utility"):
+        return ""
+    why = ("no feasible black-box audit sees it; the white-box tests named in its docstring do"
+           if expect == "white-box" else "privacy is intact; utility tests catch it")
+    return f"  note: {args.algorithm} {variant} is a {expect}-only bug ({why})"
 
 
 def _search_options(args: argparse.Namespace) -> dict | None:

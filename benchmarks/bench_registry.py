@@ -4,7 +4,8 @@
 
 Prints one row per (algorithm, variant): verdict, epsilon_lower (delta_lower for stability
 claims), the claim, and seconds. A planted bug ("bv-…", "brk-…", "b…", "v…") should read
-VIOLATION, a correct variant or negative control PASS; rows that do not are listed at the end.
+VIOLATION, a correct variant, negative control or white-box/utility-only bug PASS (the registry's
+expectation column); rows that do not are listed at the end.
 """
 
 from __future__ import annotations
@@ -16,14 +17,11 @@ import algorithms
 from audit import PrivauditError, audit
 from audit.runners import LocalRunner
 
-CONTROLS = ("correct", "nc-", "fp-", "benign")
-
-
 def expected_violation(name: str, variant: str) -> bool:
-    """Planted bugs and positive controls (non-private fixtures) must be flagged."""
-    if "positive-control" in algorithms.info(name)["tags"]:
-        return True
-    return not variant.startswith(CONTROLS)
+    """Planted privacy bugs and positive controls must be flagged; the algorithm itself,
+    negative controls and the bugs the registry marks white-box or utility must pass
+    (`algorithms.registry.Spec.expectation`)."""
+    return algorithms.spec(name).expectation(variant) == "violation"
 
 
 def main() -> None:
@@ -35,22 +33,24 @@ def main() -> None:
     a = ap.parse_args()
     names = a.names or algorithms.names()
     surprises = []
-    print(f"{'algorithm':<12}{'variant':<18}{'verdict':<11}{'eps_lower':>10}{'delta_lower':>12}  {'claim':<40}{'s':>7}")
+    print(f"{'algorithm':<12}{'variant':<18}{'expect':<10}{'verdict':<11}{'eps_lower':>10}{'delta_lower':>12}  "
+          f"{'claim':<40}{'s':>7}")
     for name in names:
         for variant in algorithms.info(name)["variants"]:
+            expect = algorithms.spec(name).expectation(variant)
             t = time.perf_counter()
             try:
                 obj = algorithms.get(name, variant=variant) if variant != "correct" else algorithms.get(name)
                 if not getattr(obj, "pairs", None):
-                    print(f"{name:<12}{variant:<18}{'no pairs':<11}")
+                    print(f"{name:<12}{variant:<18}{expect:<10}{'no pairs':<11}")
                     continue
                 r = audit(obj, explore_runs=a.explore, confirm_runs=a.confirm, seed=a.seed,
                           runner=LocalRunner())
             except PrivauditError as exc:
-                print(f"{name:<12}{variant:<18}{'error':<11} {exc}")
+                print(f"{name:<12}{variant:<18}{expect:<10}{'error':<11} {exc}")
                 continue
             dt = time.perf_counter() - t
-            print(f"{name:<12}{variant:<18}{r.verdict:<11}{r.epsilon_lower:>10.3f}{r.delta_lower:>12.3g}  "
+            print(f"{name:<12}{variant:<18}{expect:<10}{r.verdict:<11}{r.epsilon_lower:>10.3f}{r.delta_lower:>12.3g}  "
                   f"{r.claim.describe():<40}{dt:>7.1f}", flush=True)
             if r.violation != expected_violation(name, variant):
                 surprises.append((name, variant, r.verdict))

@@ -30,3 +30,38 @@ def test_bad_instances_rejected_at_registration(instances, msg):
         register("test-bad-instance", kind="learner", paper="p", section="s", summary="x",
                  variants={"bug": "a bug"}, instances=instances)(_factory)
     assert "test-bad-instance" not in algorithms.names()
+
+
+def test_expectations_default_by_variant_kind_and_can_be_marked():
+    register("test-expect", kind="learner", paper="p", section="s", summary="x",
+             variants={"bug": "a bug", "nc-1": "a control", "wb": "white-box bug", "ut": "utility bug"},
+             expect={"wb": "white-box", "ut": "utility"})(_factory)
+    try:
+        s = algorithms.spec("test-expect")
+        assert [s.expectation(v) for v in ("correct", "bug", "nc-1", "wb", "ut")] == \
+            ["pass", "violation", "pass", "white-box", "utility"]
+        assert algorithms.info("test-expect")["expect"]["wb"] == "white-box"
+    finally:
+        algorithms.registry._REGISTRY.pop("test-expect")
+    with pytest.raises(ValueError, match="expect"):
+        register("test-expect-bad", kind="learner", paper="p", section="s", summary="x",
+                 variants={"bug": "a bug"}, expect={"bug": "maybe"})(_factory)
+
+
+def test_positive_controls_expect_a_violation_and_marked_bugs_have_white_box_tests():
+    assert algorithms.spec("ch-erm").expectation("correct") == "violation"
+    marked = {(n, v): e for n in algorithms.names()
+              for v, e in algorithms.info(n)["expect"].items() if e in ("white-box", "utility")}
+    # every variant excused from the black-box acceptance test names its catching test in its
+    # description (white-box invariant / permutation / representative test, or utility)
+    for (n, v), e in marked.items():
+        text = algorithms.info(n)["variants"][v].lower()
+        assert ("white-box" in text or "invariance" in text or "utility" in text
+                or "exact" in text), (n, v, text)
+
+
+def test_cli_notes_a_white_box_only_variant(capsys):
+    from audit.cli import main
+
+    main(["list"])
+    assert "white-box-only bugs (a black-box audit passes them): v14, v17" in capsys.readouterr().out
