@@ -30,6 +30,14 @@ Claims
   normaliser and ``A^R`` one factor ``e^{eps0}`` each); otherwise the gap is at most 1. Flipped:
   ``min(ln(e^{3 eps0} + (1-2alpha)(n'/n)/alpha), ln((1-alpha)/alpha))``.
 
+Built-in pairs and audit instances
+----------------------------------
+``pairs``: D2 gap inclusion, D1 at the gap, and the split-class design (`pair_split_class`,
+spec 5.6 BV-PP2-2); ``bv-api-3`` adds 8 tie pairs (`pair_tie_replicas`). Planted bugs whose spec
+row makes detection parameter-dependent carry an audit instance (`PP2_INSTANCES`, with the
+reasons): ``bv-pp2-2`` at ``epsilon = 0.25``; ``bv-pp2-1`` / ``bv-pp2-3`` at ``n'/n = 1/2``
+(at the derived ``n'/n`` they are provably within the nominal claim).
+
 References
 ----------
 Y. Dagan and V. Feldman, "PAC learning with stable and private predictions", COLT 2020,
