@@ -312,6 +312,47 @@ def sorted_shift(L: Layout) -> tuple[Dataset, Dataset]:
     return S, S.replace(k * m - 1, L.domain[0], 1)
 
 
+def sorted_chain(L: Layout, tau_eff: float, b: float) -> tuple[Dataset, Dataset]:
+    """B8 design where pruning (not tau) decides the release: a chain of boundary batches that
+    all lose the same item ``h0`` (all-zero) when one substitution shifts the sorted region.
+
+    The batch region, in sorted order, is ``C = |X| - 1`` chain batches, then ``B`` constant
+    ``(X_last, 0)`` batches, then constant ``(X_last, 1)`` batches. Chain batch ``j`` is
+    ``(j, 0)^n (j, 1)^(N-n) | T = (j+1, 0)^n``: for points G outputs ``h0`` w.p. 3/4 and
+    ``p_j`` w.p. 1/4 (the tournament finds ``h0 != p_j`` in its first stream chunks, so it never
+    FAILs). The neighbour replaces the region's last example ``(X_last, 1)`` by ``(0, 0)``: a
+    partition that sorts the region (B8) shifts every position by one, so chain batch ``j``
+    becomes ``(j, 0)^(n+1) (j, 1)^(N-n-1) | (j, 1) (j+1, 0)^(n-1)`` and outputs ``p_j`` w.p. 1:
+    the count of ``h0`` drops by Bin(C, 3/4) (mean 11.25 at |X| = 16), not by one.
+    Constant batches output their SOA hypothesis w.p. 1/2 (FAIL otherwise); ``B = 2 ceil(tau_eff
+    + 5 b)`` puts ``h0``'s count just above the threshold, so ``h0`` is pruned away rarely on S
+    and ~e^(11/b) times more often on the neighbour; the last block makes ``p_last`` survive
+    pruning always (L' is never empty, so ``out = p_last`` <=> ``h0`` pruned: ``h_default`` is
+    the all-zero table too). ``S'`` is ``n'`` negatives at ``X_last`` (GL prefers ``h0`` over
+    ``p_last`` by an error gap of ``n'``). A positional partition changes only the last batch.
+
+    Needs ``k >= C + 2 B`` (two items near the pruning threshold: with half the constant
+    batches FAILing, ``k`` must be about ``3 eta k / 4 * 4`` batches, i.e. ``eta <~ 1/3``)."""
+    k, m, n, N = L.k, L.gp.m, L.gp.n, L.gp.N
+    C = L.N - 1
+    B = 2 * math.ceil(tau_eff + 5.0 * b)
+    if C < 2 or N <= n:
+        raise PrivauditError("sorted-chain design needs |X| >= 3 and N > n_aux")
+    if k < C + 2 * B:
+        raise PrivauditError(f"sorted-chain design needs k >= {C + 2 * B} batches, got {k}")
+    x0, x1 = [], []
+    for j in range(C):  # chain batch j: (j,0)^n (j,1)^(N-n) | (j+1,0)^n
+        x0 += [j] * n + [j] * (N - n) + [j + 1] * n
+        x1 += [0] * n + [1] * (N - n) + [0] * n
+    last = L.N - 1
+    x0 += [last] * (B * m) + [last] * ((k - C - B) * m)
+    x1 += [0] * (B * m) + [1] * ((k - C - B) * m)
+    xs = np.concatenate([np.asarray(x0, np.int64), np.full(L.n_prime, last, np.int64)])
+    ys = np.concatenate([np.asarray(x1, np.int8), np.zeros(L.n_prime, np.int8)])
+    S = L.to_data(xs, ys)
+    return S, S.replace(k * m - 1, L.domain[0], 0)
+
+
 __all__ = ["shared_stream", "gadget_batch", "gadget_budget_ok", "Layout", "tables", "crossing_two_bucket",
            "tight_two_bucket", "singleton", "new_item", "gl_gap", "cover",
-           "block_repeated_two_bucket", "overlap_tail", "sorted_shift"]
+           "block_repeated_two_bucket", "overlap_tail", "sorted_shift", "sorted_chain"]

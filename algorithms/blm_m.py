@@ -43,15 +43,19 @@ released w.p. ~delta/4). Two need an audit instance (registry ``instances``): b1
 true or noisy counts keeps the same items) and b8 at ``grid = 16`` (4 points give at most 8 sorted
 runs, so at most 7 batches change and the leak 3 delta / 4 stays below delta).
 
-Theorem 1 (blm-t1, paper split eps_H = eps_G = eps/2, certified eps/2): b1, b7, b9, b11, b12,
-b14, b18 and b16 are flagged on the default pairs, b6 at its instance ``overlap = 3`` (r eps/2 =
-1.5 eps; r = 2 realizes exactly the claim). The others cannot exceed the nominal claim: b2, b3,
-b4 only lower or skip tau, but T1's pruning threshold 3 eta k / 4 >= 1.5 (tau + lambda) > tau
-decides the release, so their outputs equal the correct learner's draw for draw; b5 and b10
-realize 2 eps_H = eps and 2 eps_G = eps (flagged ``--against certified``); b13 (noisy max) is
-eps_H-DP up to a ~1e-11 support term once pruned at 96.75 counts; b15 is at most eps_H + eps_G =
-eps (flagged ``--against certified`` on `overlap_tail`, exact 0.72); b8's sorted region changes
-at most 7 of 258 batches and the pruning threshold removes the new-item (delta) route.
+Theorem 1 (blm-t1; ``split="paper"`` by default: eps_H = eps_G = eps/2, certified eps/2;
+``split="parallel"``: eps_H = eps_G = eps, the spec's audit wiring, claim (eps, delta) either way):
+b1, b7, b9, b11, b12, b14, b18 and b16 are flagged on the default pairs; b6 at its instance
+``overlap = 3`` (r eps/2 = 1.5 eps; r = 2 realizes exactly the claim); b5, b10, b15 at
+``split = "parallel"`` (spec 6.6: "flagged at component and parallel-split M"; under the paper
+split they realize at most eps = the claim and are flagged only ``--against certified``); b8 at
+``grid = 16, eta_emp = 0.2`` on `blm_designs.sorted_chain` (15 chain batches drop h0 together;
+exact ln ratio 2.6). Not detectable at any Theorem 1 instance: b2, b3, b4 only lower or skip tau,
+but the wiring picks k with ``k eta / 2 >= tau + lambda(k)``, so the pruning threshold
+``3 eta k / 4 >= 1.5 (tau + lambda) > tau`` for every eta_emp, eps, delta, split and mode; it
+decides the release and the outputs equal the correct learner's draw for draw; b13 (noisy max)
+after that pruning is post-processing of an eps_H-DP noisy count vector up to a new-item term
+``0.5 exp(-(3 eta k / 4 - 1) eps_H / 2)`` (~2e-11), and eps_H <= eps.
 
 References
 ----------
@@ -124,9 +128,12 @@ T1_VARIANTS = {**M_VARIANTS,
                       "3 eta k / 4 >= 1.5 (tau + lambda) counts leaves the argmax of noisy counts whose "
                       "full vector is eps_H-DP (eps_H <= eps), up to a new-item term "
                       "0.5 exp(-(3 eta k / 4 - 1) eps_H / 2) ~ 1e-11",
-               "b8": M_VARIANTS["b8"].split(" (blm-m")[0] + "; with 4 points at most 7 of the k batches "
-                                                          "change and pruning removes the new-item route: "
-                                                          "no design found",
+               "b8": M_VARIANTS["b8"].split(" (blm-m")[0] + "; blm-t1 audits it at grid = 16, eta_emp = "
+                     "0.2 on the sorted_chain design (pruning at 3 eta k / 4 > tau removes the new-item "
+                     "route, so the leak must be one item's count moving by many: 15 chain batches drop "
+                     "h0 at once, exact ln ratio 2.6; at eta_emp = 0.5 the k = 258 batches, half of "
+                     "whose G runs FAIL, cannot hold h0 and a second item near the threshold, and at "
+                     "4 points the chain has only 3 batches)",
                "b18": M_VARIANTS["b18"].split(" (blm-m")[0],
                "b6": M_VARIANTS["b6"] + "; blm-t1 audits it at overlap = 3 (under the paper split "
                      "r = 2 realizes exactly the claim, r eps / 2 = eps)"}
@@ -177,6 +184,9 @@ class PrivateLearnerM:
         self.eta = check_positive("eta", eta, upper=1.0)
         self.k, self.n_prime, self.gp = int(k), int(n_prime), gp
         self.overlap = int(overlap)
+        # chunk hint: each chunk holds (runs, k) draws; keep it near 50,000 x 260 (the runner's
+        # chunking fixes the counts, so this only changes which seeds a large-k audit uses)
+        self.chunk_runs = min(50_000, max(1_000, 13_000_000 // self.k))
         self.soa = soa_for(H, tie)
         self.G = GlobalStableLearner(self.soa, gp)
         self._shared: dict[int, GlobalStableLearner] = {}
@@ -410,6 +420,9 @@ class PrivateLearnerM:
             # sorting moves every run boundary: R - 1 new items, each released w.p. ~delta/4
             # (only while tau, not a higher pruning threshold, decides a count-1 item's release)
             makers.append(lambda: designs.sorted_shift(L))
+        if self.variant == "b8" and self.prune_count > self.tau:
+            # pruning decides the release: a chain of boundary batches that all lose h0 at once
+            makers.append(lambda: designs.sorted_chain(L, tau_eff, b))
         if self.variant == "b9":  # argmax GL: an error gap of -1 -> +1 flips the output
             makers.append(lambda: designs.gl_gap(L, -1))
         if self.variant == "b15":  # one example in the last batch's T and in S'
@@ -520,7 +533,8 @@ def theorem1_parameters(d: int, epsilon: float, delta: float, alpha: float, beta
           summary="Theorem 1: M o G with the paper's parameter wiring (mode='paper', huge) or a "
                   "documented practical mode; (eps, delta)-DP, certified (eps/2, delta)",
           variants=T1_VARIANTS, instances={"b6": {"overlap": 3}, "b5": {"split": "parallel"},
-                                           "b10": {"split": "parallel"}, "b15": {"split": "parallel"}})
+                                           "b10": {"split": "parallel"}, "b15": {"split": "parallel"},
+                                           "b8": {"grid": 16, "eta_emp": 0.2}})
 def blm_t1(epsilon: float = 1.0, delta: float = 1e-3, alpha: float = 0.2, beta: float = 0.1,
            cls: str = "point", grid: int = 4, mode: str = "practical", eta_emp: float = 0.5,
            budget_factor: int = 8, split: str = "paper", overlap: int = 2,

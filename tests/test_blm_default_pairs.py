@@ -9,6 +9,11 @@ Why these cannot flake:
   bound sits many standard deviations above the claim (b15, the tightest: exact ln ratio 1.44 at
   p = 0.041, q = 0.0097; its 200,000-run lower bound has sd ~0.025 and mean ~1.35, so it falls
   below 1.0 with probability < 1e-30). Seeds are fixed, so outcomes are reproducible anyway.
+* blm-t1 b8 (grid 16, eta_emp 0.2, sorted_chain): exact ln ratio 2.62 at p = 0.0186, q = 0.00136
+  (white-box test below); at 100,000 confirmation runs the counts are ~1860 (sd 43) and ~136
+  (sd 12), so the ln-ratio estimate has sd ~0.09 and the lower bound (~2.2) would have to fall
+  > 12 sd to reach 1.0. blm-t1 b5 / b10 / b15 at split = "parallel": exact ln ratios >= 1.35 at
+  p >= 0.048 (sd <= 0.035 at 100,000 runs; > 6 sd margin).
 * The correct learners are (eps, delta)-DP, so a sound audit at confidence 0.95 flags them with
   probability <= 0.05 for a random seed; the fixed seed makes the outcome reproducible.
 * The white-box checks are exact (no sampling) or compare two runs with the same generator.
@@ -22,7 +27,9 @@ import numpy as np
 import pytest
 
 import algorithms
+from algorithms import blm_designs as designs
 from algorithms.blm_m import theorem1_parameters
+from algorithms.blm_stable import FAIL
 from algorithms.registry import spec
 from audit import audit_learner
 from audit.errors import PrivauditError
@@ -52,6 +59,8 @@ def test_audit_instances_are_registered_with_their_reason():
     assert spec("blm-m").instance("b18") == {"eta": 0.52}
     assert spec("blm-m").instance("b8") == {"grid": 16}
     assert spec("blm-t1").instance("b6") == {"overlap": 3}
+    assert spec("blm-t1").instance("b8") == {"grid": 16, "eta_emp": 0.2}
+    assert "eta_emp = 0.2" in algorithms.info("blm-t1")["variants"]["b8"]
     for v in ("b5", "b10", "b15"):
         assert spec("blm-t1").instance(v) == {"split": "parallel"}
         assert "split = 'parallel'" in algorithms.info("blm-t1")["variants"][v]
@@ -71,6 +80,7 @@ CASES = [
     ("blm-m", "b18"),    # deterministic pruning flip: support mismatch
     ("blm-t1", "b6"),    # r = 3 under the paper split: exact ln ratio 1.50, claim 1.0
     ("blm-t1", "b16"),   # u's count Bin(122, 1/2) -> 122 across the 96.75 pruning threshold
+    ("blm-t1", "b8"),    # grid 16, eta_emp 0.2: h0's count drops by Bin(15, 3/4); exact ln ratio 2.62
 ]
 
 
@@ -192,3 +202,53 @@ def test_t1_factor_two_bugs_at_the_paper_split_only_against_certified(variant):
     assert not audit_learner(V, **BUDGET).violation                # nominal claim: not exceeded
     r = audit_learner(V, against="certified", **BUDGET)
     assert r.violation and r.claim.epsilon == 0.5, (variant, r.epsilon_lower)
+
+
+def _h0_pruned_probability(M, data) -> float:
+    """Exact P(h0 fails the pruning test) on `data`: h0's count is a sum of independent
+    Bernoullis (one per batch, from G's exact laws), plus Laplace noise, against 3 eta k / 4."""
+    items, P, _ = M.laws(data)
+    i0 = next(i for i, h in enumerate(items) if h != FAIL and not np.frombuffer(h, np.int8).any())
+    pmf = np.array([1.0])
+    for p in P[:, i0]:
+        pmf = np.convolve(pmf, [1.0 - p, p])
+    c, t, b = np.arange(pmf.size), M.prune_count, 2.0 / M.eps_H
+    below = np.where(c <= t, 1.0 - 0.5 * np.exp(-(t - c) / b), 0.5 * np.exp(-(c - t) / b))
+    return float(pmf @ below)
+
+
+def test_t1_b8_sorted_chain_moves_h0_by_fifteen_batches():
+    """White-box: on sorted_chain the sorting partition turns 15 chain batches from h0 (w.p. 3/4)
+    to p_j (w.p. 1) at once, so h0's count drops by Bin(15, 3/4); the positional partition
+    changes no batch's law for h0. ``out = p_last`` <=> h0 is pruned (p_last always survives,
+    GL prefers h0 by an error gap n'), so the event's exact ln ratio is 2.62 at p = 0.0186,
+    q = 0.00136: ln((p - delta) / q) = 2.56 > 1. At eta_emp = 0.5 the design does not fit."""
+    V = algorithms.get("blm-t1", variant="b8")
+    C = algorithms.get("blm-t1", **spec("blm-t1").instance("b8"))
+    assert V.prune_count > V.tau and V.k == 684 and V.H.N == 16
+    S, S2 = V.pairs[-1]
+    p, q = _h0_pruned_probability(V, S2), _h0_pruned_probability(V, S)
+    assert math.log(p / q) == pytest.approx(2.62, abs=0.01) and math.log((p - V.claim.delta) / q) > 2.5
+    assert _h0_pruned_probability(C, S2) == pytest.approx(_h0_pruned_probability(C, S), rel=1e-9)
+    # the design needs about 4 x (3 eta k / 4) batches: at eta_emp = 0.5 (k = 258) it is skipped
+    M = algorithms.get("blm-t1", variant="b8", grid=16, eta_emp=0.5)
+    assert M.k == 258 and len(M.pairs) == len(C.pairs) == 4
+    with pytest.raises(PrivauditError, match="sorted-chain"):
+        designs.sorted_chain(designs.Layout(M.H.domain, M.gp, M.k, M.n_prime), M.prune_count, 4.0)
+
+
+@pytest.mark.parametrize("variant", ["b2", "b3", "b4"])
+def test_t1_threshold_bugs_masked_at_every_eta(variant):
+    """The brief's candidate instance (a small eta_emp, so that 3 eta k / 4 < tau) does not
+    exist: k grows as 1/eta, and 3 eta k / 4 >= 1.5 (tau + lambda(k)) for every eta_emp and
+    both splits (numbers in the variant description)."""
+    for split in ("paper", "parallel"):
+        for eta in (0.02, 0.05, 0.1, 0.2, 0.5, 1.0):
+            for delta in (1e-3, 0.05, 0.5):
+                P = theorem1_parameters(1, 1.0, delta, 0.2, 0.1, eta_emp=eta, N_points=16, split=split)
+                lam = (2.0 / P["eps_H"]) * math.log(P["k"] / (0.1 / 3))
+                assert 0.75 * P["eta"] * P["k"] >= 1.5 * (P["tau"] + lam) - 1e-9 > P["tau"]
+    C, V = algorithms.get("blm-t1", split="parallel"), algorithms.get("blm-t1", variant=variant, split="parallel")
+    for S, _ in C.pairs:
+        a = C.predict(S, C.queries, 20_000, np.random.default_rng(4))
+        assert np.array_equal(a, V.predict(S, V.queries, 20_000, np.random.default_rng(4)))
