@@ -79,6 +79,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run_list(args: argparse.Namespace) -> int:
     import algorithms
 
+    from algorithms.registry import CONTROL_PREFIXES
+
     rows = [algorithms.info(n) for n in algorithms.names()]
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -93,10 +95,12 @@ def run_list(args: argparse.Namespace) -> int:
             print(f"{'':<14} variants: {', '.join(bugs)}")
         for v, p in r["instances"].items():
             print(f"{'':<14} {v} audit instance: {', '.join(f'{k}={x}' for k, x in p.items())}")
-        for kind in ("white-box", "utility"):
-            only = [v for v, e in r["expect"].items() if e == kind and v != "correct"]
+        for kind, what in (("white-box", "white-box-only bugs"), ("utility", "utility-only bugs"),
+                           ("pass", "bugs masked by the wiring")):
+            only = [v for v, e in r["expect"].items()
+                    if e == kind and v != "correct" and not v.startswith(CONTROL_PREFIXES)]
             if only:
-                print(f"{'':<14} {kind}-only bugs (a black-box audit passes them): {', '.join(only)}")
+                print(f"{'':<14} {what} (a black-box audit passes them): {', '.join(only)}")
     return 0
 
 
@@ -350,10 +354,15 @@ def _expectation_note(args: argparse.Namespace, params: dict) -> str:
         return ""
     import algorithms
 
+    from algorithms.registry import CONTROL_PREFIXES
+
     variant = params.get("variant", "correct")
     expect = algorithms.spec(args.algorithm).expectation(variant)
-    if variant == "correct" or expect not in ("white-box", "utility"):
+    if variant == "correct" or variant.startswith(CONTROL_PREFIXES) or expect == "violation":
         return ""
+    if expect == "pass":
+        return (f"  note: {args.algorithm} {variant}: the algorithm's wiring masks this bug, so a "
+                f"pass is expected (see `privaudit list --json`, its description)")
     why = ("no feasible black-box audit sees it; the white-box tests named in its docstring do"
            if expect == "white-box" else "privacy is intact; utility tests catch it")
     return f"  note: {args.algorithm} {variant} is a {expect}-only bug ({why})"

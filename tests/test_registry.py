@@ -65,3 +65,17 @@ def test_cli_notes_a_white_box_only_variant(capsys):
 
     main(["list"])
     assert "white-box-only bugs (a black-box audit passes them): v14, v17" in capsys.readouterr().out
+
+
+def test_cli_expectation_note_per_kind():
+    import argparse
+
+    from audit.cli_audit import _expectation_note
+
+    def note(name, variant):
+        return _expectation_note(argparse.Namespace(algorithm=name), {"variant": variant})
+
+    assert "white-box-only" in note("lwy-p2", "v17")
+    assert "utility-only" in note("lwy-p2", "v15")
+    assert "masks this bug" in note("blm-t1", "b2")
+    assert note("blm-t1", "b5") == note("blm-t1", "benign-ln2") == note("df-cor1", "correct") == ""
