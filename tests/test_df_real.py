@@ -179,8 +179,8 @@ def test_vote_margin_design_is_partition_free_and_separates_two_eps():
     q = L.H.domain[[32]]
     assert L.exact(S, q)[0] == pytest.approx(aggregate_prob(float(c), L.k, 1.0, "em"))
     assert L.exact(S2, q)[0] == pytest.approx(aggregate_prob(c + 1.0, L.k, 1.0, "em"))
-    loss = {r: math.log((1 - aggregate_prob(float(c), L.k, 1.0, r)) / (1 - aggregate_prob(c + 1.0, L.k, 1.0, r)))
-            for r in ("em", "em-no-half", "laplace")}
+    p0 = lambda c1, r: 1 - aggregate_prob(float(c1), L.k, 1.0, r)          # Pr[label 0]
+    loss = {r: math.log(p0(c, r) / p0(c + 1, r)) for r in ("em", "em-no-half", "laplace")}
     assert loss["em"] < 0.82 and loss["em-no-half"] > 1.85 and loss["laplace"] > 1.55
     rand = RealizablePrivateLearner(variant="bv-real-3")        # random partition: same law
     runs = 40_000
