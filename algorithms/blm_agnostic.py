@@ -62,7 +62,9 @@ from .registry import register
 C2_VARIANTS = {
     "correct": "EM over H (score -err_S, eps1) relabels S, then M (Theorem 17) on the relabelled sample",
     "b9": "BUG: relabelling by ERM (g = argmin err_S, the first minimiser) instead of the EM",
-    "b10": "BUG: relabelling EM with temperature exp(-eps1 err) (missing 1/2): the stage realizes 2 eps1",
+    "b10": "BUG: relabelling EM with temperature exp(-eps1 err) (missing 1/2): the stage realizes "
+           "2 eps1; audit instance em_share = 0.75 (2 eps1 = 3 > the claim 2 on the EM stage alone; "
+           "at the default share 0.5 2 eps1 equals the claim and no design found more)",
 }
 
 
@@ -203,7 +205,7 @@ def relabel_gap_pair(L: AgnosticLearner, gap: int) -> tuple[Dataset, Dataset]:
           section="Corollary 2 (agnostic learner) via [ABMS20] Thm 2.3 [reconstructed stand-in]",
           summary="agnostic stand-in: EM over H relabels S (eps1), then M of Theorem 17 on the "
                   "relabelled sample; (eps1 + eps_A, delta)-DP",
-          variants=C2_VARIANTS)
+          variants=C2_VARIANTS, instances={"b10": {"em_share": 0.75}})
 def blm_c2(epsilon: float = 2.0, delta: float = 1e-3, em_share: float = 0.5, cls: str = "point",
            grid: int = 4, split: str = "parallel", k: int = 64, n_prime: int = 20, eta: float = 0.02,
            alpha_G: float = 0.5, budget_factor: int = 8, variant: str = "correct") -> AgnosticLearner:

@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -83,6 +85,20 @@ def test_correct_learner_passes_the_audit():
 def test_planted_bugs_are_flagged(variant, kw):
     r = audit_learner(algorithms.get("blm-c2", variant=variant, **kw), **BUDGET)
     assert r.violation, (variant, r.epsilon_lower, r.delta_lower)
+
+
+def test_b10_audit_instance_flags_with_no_parameters_and_correct_passes_there():
+    # b10's registered instance is B10's em_share; exact losses on the built-in pairs: the bug
+    # exceeds the claim 2 (measured 2.78 at 1e6 runs), the correct learner stays below 1.5 (1.20)
+    assert algorithms.spec("blm-c2").instance("b10") == {"em_share": B10["em_share"]}
+    bug = algorithms.get("blm-c2", variant="b10")
+    assert bug.eps1 == algorithms.get("blm-c2", **B10).eps1
+    ok = algorithms.get("blm-c2", em_share=B10["em_share"])
+    for L, flagged in ((bug, True), (ok, False)):
+        exact = max(abs(math.log(float(L.exact(a, L.queries)[0]) / float(L.exact(b, L.queries)[0])))
+                    for a, b in L.pairs)
+        assert (exact > 2.2) if flagged else (exact < 1.5), exact
+    assert not audit_learner(ok, **BUDGET).violation
 
 
 def _agnostic_sample(H, n, target, noise, rng):
