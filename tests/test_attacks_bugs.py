@@ -68,10 +68,11 @@ def test_false_violation_rate_on_a_tight_correct_learner():
 # black-box family has; see the module notes below) are not listed here:
 #   df-real bv-real-2  data-dependent partition: caught only by data whose period equals the
 #                      learner's (unknown) block size;
-#   bv-api-3           runs within one predict call share I and h: marginals are exact, so any
-#                      flag is luck of the chunking, not something a search can aim at;
-#   df-pp2 bv-pp2-1    end to end the final flip caps the loss below the claim (spec 5.6:
-#                      "the component audit flags it");
+#   bv-api-3           the fit is cached per dataset, so the audit sees one draw of I and h per
+#                      dataset: flagged on the learners' replicated D7 tie pairs (several
+#                      independent draws), which the generic families do not replicate;
+#   df-pp2 bv-pp2-1/3  at the default n'/n the final flip caps the loss below the claim (0.61 < 1);
+#                      flagged at their audit instance subsample = 0.5 on the built-in pairs;
 #   df-cor1 bv-cor-2   flagged only at the CLI's default budget (1e6 confirmation runs;
 #                      measured: epsilon_lower 1.058 > 1, 375 s).
 SLOW_BUGS = [
