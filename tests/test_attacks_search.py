@@ -55,10 +55,12 @@ def exact_epsilon_of(learner, pair) -> float:
 
 
 SMALL = [("df-em", {"epsilon": 1.0, "grid": 5, "candidates": 0}),
-         ("df-em", {"epsilon": 1.0, "grid": 5, "candidates": 0, "eta": 0.67})]   # n' = 2 of 3
+         ("df-em", {"epsilon": 1.0, "grid": 5, "candidates": 0, "eta": 0.67}),   # n' = 2 of 3
+         ("ch-em", {"grid": 5}),            # measured: worst 0.929, adaptive finds 0.924
+         ("lwy-n1", {"grid": 5})]           # measured: worst 0.727, adaptive finds 0.727
 
 
-@pytest.mark.parametrize("name, params", SMALL, ids=["em", "em-sub"])
+@pytest.mark.parametrize("name, params", SMALL, ids=["em", "em-sub", "ch-em", "lwy-n1"])
 @pytest.mark.parametrize("strategy", ["white-box", "adaptive"])
 def test_search_reaches_90_percent_of_exhaustive_worst_case(name, params, strategy):
     learner = algorithms.get(name, **params)
