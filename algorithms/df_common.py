@@ -327,28 +327,30 @@ def data_seed(data: Dataset) -> int:
     return int.from_bytes(h[:8], "little")
 
 
-# Planted bug BV-API-3 (spec 5.6 / 5.3): a fit (the subsample I and the EM hypothesis h) cached per
-# (learner, dataset content) and reused by every later call -- the auditor's re-fits included.
-# Module-level, not a learner attribute, so that it outlives the unpickling of the learner in
-# each Ray task: every Ray worker process keeps its own cache (its first task on a dataset fits,
-# later tasks reuse it). That is the same bug -- state carried from one fit to the next -- and the
-# one case where counts under Ray differ from the local runner's. Bounded: least recently used
-# entries are dropped.
+# Planted bug BV-API-3 (spec 5.6 / 5.3): a fit (the subsample I and the EM hypothesis h) made
+# once per dataset and reused by every later call -- the auditor's re-fits included -- as if
+# `fit(S)` had been called once and cached. The one draw is seeded from the dataset's content
+# (and a fixed salt), so every process, Ray worker and rerun reuses the *same* fit: counts stay
+# identical across runners and seeds. (BV-API-2 differs: there every coin, the final flip
+# included, is a function of S; here only the fit is, and the flip coins stay fresh.) The memo
+# only saves recomputing it; least recently used entries are dropped.
 _FIT_CACHE: OrderedDict = OrderedDict()
 FIT_CACHE_SIZE = 4096
+_FIT_SALT = 0x5EED_A913
 
 
-def cached_fit(token: str, data: Dataset, draw: Callable[[], Any]) -> Any:
-    """BV-API-3: the fit ``draw()`` made on the first call for ``(token, data)``, reused after.
+def cached_fit(token: str, data: Dataset, draw: Callable[[np.random.Generator], Any]) -> Any:
+    """BV-API-3: ``draw(rng)`` made once for ``(token, data)`` and reused after.
 
-    ``token`` identifies the learner object (kept when it is pickled); ``data`` is keyed on its
-    content, so an equal dataset gets the cached fit back.
+    ``token`` names the learner's configuration; ``data`` is keyed on its content, and the
+    draw's generator is seeded from that content, so equal data always gets the same fit back.
     """
-    key = (token, data_seed(data), data.X.shape)
+    seed = data_seed(data)
+    key = (token, seed, data.X.shape)
     if key in _FIT_CACHE:
         _FIT_CACHE.move_to_end(key)
         return _FIT_CACHE[key]
-    fit = _FIT_CACHE[key] = draw()
+    fit = _FIT_CACHE[key] = draw(np.random.default_rng(np.random.SeedSequence([seed, _FIT_SALT])))
     while len(_FIT_CACHE) > FIT_CACHE_SIZE:
         _FIT_CACHE.popitem(last=False)
     return fit

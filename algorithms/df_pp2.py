@@ -76,9 +76,9 @@ PP2_VARIANTS = {
                 "epsilon = 0.25 (spec: flagged only when the claimed eps is small; ~0.36 at alpha 0.1)",
     "bv-pp2-3": "planted bug: A^R skipped, h(x) released (then flipped); audit instance n'/n = 1/2 "
                 "(spec: COR1-like with gamma ~ n'/n, provably within the claim at the derived n'/n)",
-    "bv-api-3": "planted bug: fit cached per dataset: I and h drawn on the first call on a dataset's "
-                "content and reused for every later run and query on it (per process; A^R's "
-                "partition and coins and the flip stay fresh)",
+    "bv-api-3": "planted bug: fit cached per dataset: I and h drawn once per dataset (seeded by its "
+                "content, so every process reuses the same fit) and reused for every later run and "
+                "query on it; A^R's partition and coins and the flip stay fresh",
 }
 
 # Audit instances (spec 5.6 rows; the correct learner passes at each, tests/test_df_pp2.py).
@@ -161,7 +161,7 @@ class PrivatePredictionLearner:
     variant: str = "correct"
     name: str = "df-pp2"
     chunk_runs: int = 4096
-    # BV-API-3 cache identity (kept when the learner is pickled to Ray workers)
+    # BV-API-3 memo key (the fit itself is a function of the data's content)
     _cache_token: str = field(default_factory=lambda: uuid.uuid4().hex, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -298,8 +298,8 @@ class PrivatePredictionLearner:
         if runs == 0:
             return np.zeros((0, len(prep.qidx)), np.int8)
         if self.variant == "bv-api-3":     # BUG: one cached (I, h) per dataset for every run
-            h = np.full(runs, cached_fit(self._cache_token, data, lambda: int(em_sample(
-                self._logits(prep), self.H.rep_mask(self._hits(prep, 1, rng)), rng)[0])))
+            h = np.full(runs, cached_fit(self._cache_token, data, lambda r: int(em_sample(
+                self._logits(prep), self.H.rep_mask(self._hits(prep, 1, r)), r)[0])))
         else:
             reps = self.H.rep_mask(self._hits(prep, runs, rng))           # (runs, |H|)
             h = em_sample(self._logits(prep), reps, rng)                    # (runs,)

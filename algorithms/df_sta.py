@@ -61,8 +61,9 @@ _COMMON = {
     "bv-api-1": "BUG: releases the rounded confidence 1[E[A^S(x)] >= 1/2] (deterministic; the Learner "
                 "contract needs a label, so the confidence is rounded): not private",
     "bv-api-2": "BUG: RNG seeded from a hash of S: the output is a deterministic function of S",
-    "bv-api-3": "BUG: fit cached per dataset: I and h drawn on the first call on a dataset's content "
-                "and reused for every later run and query on it (per process; fresh flip coins)",
+    "bv-api-3": "BUG: fit cached per dataset: I and h drawn once per dataset (seeded by its content, "
+                "so every process reuses the same fit) and reused for every later run and query "
+                "on it; the flip coins stay fresh",
     "nc-2": "negative control NC-2: subsampling WITH replacement (still n'/n-stable); must pass",
     "nc-3": "negative control NC-3: H_T keeps only patterns consistent with T's labels (all if "
             "none); depends only on T, must pass",
@@ -245,21 +246,20 @@ class StableLearner(DFLearner):
             one = super()._predict_groups(G, data, qi, 1, np.random.default_rng(data_seed(data)))
             return np.broadcast_to(one, (runs, qi.size)).copy()
         if v == "bv-api-3":
-            h = self._cached_fit(G, data, rng)
+            h = self._cached_fit(G, data)
             base = np.broadcast_to(self.H.matrix[h, qi], (runs, qi.size))
             return self._post(np.ascontiguousarray(base), rng)
         return super()._predict_groups(G, data, qi, runs, rng)
 
-    def _cached_fit(self, G: Groups, data: Dataset, rng: np.random.Generator) -> int:
+    def _cached_fit(self, G: Groups, data: Dataset) -> int:
         """BV-API-3 (spec 5.6 / 5.3): ``I`` and ``h`` drawn once per dataset and reused.
 
         The bug the spec describes: ``fit(S)`` draws the subsample and the EM hypothesis, a
         later ``predict`` reuses them, so the auditor's re-fits on the same ``S`` (every run,
-        every chunk, explore and confirm) all see one ``h``. Keyed on the dataset's content, so
-        equal data gives the cached model back; the first call's ``rng`` draws it. The cache is
-        per process (`df_common.cached_fit`): under Ray each worker keeps its own.
+        every chunk, explore and confirm) all see one ``h``. The one draw is seeded from the
+        dataset's content (`df_common.cached_fit`), so every process sees the same fit.
         """
-        return cached_fit(self._cache_token, data, lambda: int(self._sta_draw(G, 1, rng)[0]))
+        return cached_fit(self._cache_token, data, lambda r: int(self._sta_draw(G, 1, r)[0]))
 
     # exact oracle ---------------------------------------------------------------------------------
     def _confidence(self, G: Groups, data: Dataset, qi: np.ndarray) -> np.ndarray:

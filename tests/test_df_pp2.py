@@ -219,9 +219,9 @@ def test_bv_api_3_caches_the_fit_per_dataset_and_is_flagged():
     # calls sit at ~0.1 or ~0.9 together (a fresh fit per run gives ~0.55 / 0.45)
     m1, m2 = first.mean(), again.mean()
     assert abs(m1 - m2) < 0.05 and min(abs(m1 - 0.1), abs(m1 - 0.9)) < 0.05
-    # Flagged with no pairs: the 8 tie replicas' cached labels disagree on some pair except with
-    # probability ~2^-8 over the seed (measured: 1995 of 2000 seeds draw a disagreeing
-    # pair); on a
+    # Flagged with no pairs: the 8 tie replicas' cached labels (pseudo-random functions of each
+    # dataset's content) disagree on some pair except with probability ~2^-8 over the salt (at
+    # the fixed salt 2 of the 11 pairs disagree, whatever the audit's seed); on a
     # disagreeing pair the loss is ~ln 8 = 2.1 > 1, certified at 2e4 runs by > 10 sd. The correct
     # learner on the same 11 pairs is within its certificate 0.84 (a violation: <= 5%, fixed seed).
     res = audit_learner(bug, explore_runs=2_000, confirm_runs=20_000, seed=0)

@@ -403,3 +403,19 @@ def test_two_node_cluster_and_removed_node(tmp_path):
     assert out["node_removed"] and out["runs"] == 400_000  # identical counts, each chunk once
     assert out["calls"] >= out["chunks"]
     print(f"cluster test {time.time() - t0:.1f}s; {out}")
+
+
+def test_cached_fit_bug_gives_the_same_counts_on_ray_as_locally(ray_instance):
+    # BV-API-3 keeps state from one fit to the next; its one fit per dataset is seeded by the
+    # data's content, so Ray workers (each with its own memo) reuse the same fit as the driver
+    from audit import audit_learner
+    from audit.runners.ray_runner import RayRunner
+
+    bug = algorithms.get("df-cor1", variant="bv-api-3")
+    budget = dict(explore_runs=20_000, confirm_runs=60_000, seed=3)
+    with RayRunner(address=ray_instance, chunk_runs=10_000) as ray_runner:
+        on_ray = audit_learner(bug, runner=ray_runner, **budget)
+    local = audit_learner(algorithms.get("df-cor1", variant="bv-api-3"),
+                          runner=LocalRunner(chunk_runs=10_000), **budget)
+    assert on_ray.violation and local.violation
+    assert [(t.k_p, t.k_q) for t in on_ray.confirmed] == [(t.k_p, t.k_q) for t in local.confirmed]
