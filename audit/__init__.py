@@ -5,7 +5,8 @@
 
 from .errors import BlackBoxError, PrivauditError
 from .result import AuditResult, BoundTest, Witness
-from .types import Claim, Dataset, Learner, Mechanism
+from .interfaces import Learner, Mechanism
+from .types import Claim, Dataset
 
 __version__ = "0.1.0"
 

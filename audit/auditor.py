@@ -31,7 +31,8 @@ from .reducers import CodeCounter, EventCounter, HistogramCounter
 from .result import AuditResult, BoundTest, Witness
 from .runners.base import Job, Runner, call_blackbox, chunk_rng
 from .runners.local import LocalRunner
-from .types import Claim, Dataset, as_dataset, as_queries, is_learner
+from .interfaces import is_learner
+from .types import Claim, Dataset, as_dataset, as_queries
 
 DEFAULT_EXPLORE_RUNS = 100_000
 DEFAULT_CONFIRM_RUNS = 1_000_000

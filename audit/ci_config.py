@@ -481,7 +481,7 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
                                  f" ({label} has no claim of its own: give claim = {{ epsilon = ... }})"))
         return None
 
-    from .types import is_learner
+    from .interfaces import is_learner
     learner = is_learner(obj)
     files: dict[str, Any] = {}
     for key in ("pairs", "data", "queries"):

@@ -39,7 +39,7 @@ from .ci_config import AuditSpec, CIConfig
 from .errors import PrivauditError
 from .result import AuditResult, BoundTest
 from .suite import SuiteEntry, SuiteResult
-from .types import is_learner
+from .interfaces import is_learner
 
 
 def make_suite_runner(cfg: CIConfig, kind: str | None = None, address: str | None = None):

@@ -268,7 +268,7 @@ def run_audit(args: argparse.Namespace) -> int:
     from .auditor import audit, audit_learner
     from .journal import Journal, interrupt_on_sigterm
     from .progress import ProgressRunner
-    from .types import is_learner
+    from .interfaces import is_learner
 
     if args.resume:
         _apply_resume(args)

@@ -23,7 +23,8 @@ from typing import Any
 
 from .errors import PrivauditError
 from .result import AuditResult
-from .types import Claim, is_learner
+from .interfaces import is_learner
+from .types import Claim
 
 # Smaller than the CLI's defaults: test suites should stay fast. Pure-DP bugs of loss
 # ln(n / ln(2/alpha)) ~ 10 and below are still in reach with 200,000 confirmation runs.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
@@ -211,41 +211,6 @@ class Claim:
         return f"{core} [{self.neighbours}, {self.scope} scope]"
 
 
-@runtime_checkable
-class Learner(Protocol):
-    """A learning algorithm as a black box (DESIGN.md section 3, Fixed)."""
-
-    name: str
-    claim: Claim
-
-    def predict(self, data: Dataset, queries: np.ndarray, runs: int,
-                rng: np.random.Generator) -> np.ndarray:
-        """Run the algorithm ``runs`` times independently on ``data`` and evaluate each resulting
-        predictor at every query point. Returns int8 array of shape (runs, len(queries))."""
-        ...
-
-
-@runtime_checkable
-class Mechanism(Protocol):
-    """Any randomized algorithm with array input (DESIGN.md section 3, Fixed)."""
-
-    name: str
-    claim: Claim
-
-    def sample(self, inp: np.ndarray, runs: int, rng: np.random.Generator) -> np.ndarray:
-        """``runs`` independent outputs on input ``inp``; shape (runs,) or (runs, k); integer
-        (discrete outputs) or float (continuous outputs)."""
-        ...
-
-
-def is_learner(obj: Any) -> bool:
-    return callable(getattr(obj, "predict", None))
-
-
-def is_mechanism(obj: Any) -> bool:
-    return callable(getattr(obj, "sample", None)) and not is_learner(obj)
-
-
 def as_queries(queries: Any, d: int) -> np.ndarray:
     """Validate query points: shape (q, d) float64, finite, q >= 1."""
     q = _as_features(queries, "queries")
@@ -269,5 +234,4 @@ def as_dataset(obj: Any, what: str = "dataset") -> Dataset:
                          f"got {type(obj).__name__}")
 
 
-__all__ = ["Dataset", "Claim", "Learner", "Mechanism", "NEIGHBOURS", "SCOPES",
-           "is_learner", "is_mechanism", "as_queries", "as_dataset"]
+__all__ = ["Dataset", "Claim", "NEIGHBOURS", "SCOPES", "as_queries", "as_dataset"]

@@ -25,7 +25,7 @@ import algorithms
 from audit.reducers import CodeCounter, HistogramCounter
 from audit.runners import Job, LocalRunner
 from audit.runners.ray_runner import RayRunner
-from audit.types import is_learner
+from audit.interfaces import is_learner
 
 
 def make_jobs(name: str, runs: int) -> list[Job]:

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..errors import BlackBoxError, PrivauditError
 from ..reducers import Reducer, Reduction
-from ..types import Dataset, is_learner
+from ..interfaces import is_learner
+from ..types import Dataset
 
 DEFAULT_CHUNK_RUNS_MECHANISM = 1 << 18
 DEFAULT_CHUNK_RUNS_LEARNER = 1 << 13

@@ -1,0 +1,199 @@
+"""The whole black-box contract in one place: what privaudit calls, and what it may read.
+
+A black box is any object with the attributes below; nothing needs subclassing. The two required
+protocols are DESIGN.md section 3 (Fixed): a `Learner` (``predict``) or a `Mechanism`
+(``sample``), each with a ``name`` and a ``claim``. Everything else the pipeline uses is an
+*optional capability*, declared here as its own protocol and read only through the accessor below
+it, so no module reads an attribute this file does not declare.
+
+Optional capabilities
+---------------------
+``certified`` (`HasCertified`)
+    The tightest valid `Claim` known for the object's parameters when it differs from the paper's
+    nominal ``claim`` (``against="certified"`` audits against it).
+``params`` (`HasParams`)
+    The parameters the object was built with, recorded in the result.
+``pairs`` (`HasPairs`)
+    Built-in adversarial inputs: ``[(a, b), ...]`` arrays for a mechanism, or datasets for a
+    learner (``(S, S')`` or ``(S, S', queries)``). Used when the caller gives no pairs.
+``queries`` (`HasQueries`)
+    A learner's default query points, shape (q, d).
+``data`` (`HasData`)
+    A learner's own dataset: with no pairs, the search looks for neighbours of it.
+``exact`` (`HasExact`)
+    ``exact(data, queries) -> float64 array`` of Pr[label = 1] at each query, for instances small
+    enough (raises ``ValueError`` otherwise). The search may steer with it; every reported bound is
+    still confirmed on black-box runs.
+``search_sizes`` (`HasSearchSizes`)
+    The dataset sizes the learner accepts, when it accepts only some (the search tries these).
+``domain`` / a hypothesis class (`HasDomain`)
+    Where records may lie: an (N, d) array of points, or a hypothesis class (an object with
+    ``matrix``, ``domain`` and ``index``) under one of `CLASS_ATTRIBUTES`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol, runtime_checkable
+
+import numpy as np
+
+from .types import Claim, Dataset
+
+
+@runtime_checkable
+class Learner(Protocol):
+    """A learning algorithm as a black box (DESIGN.md section 3, Fixed)."""
+
+    name: str
+    claim: Claim
+
+    def predict(self, data: Dataset, queries: np.ndarray, runs: int,
+                rng: np.random.Generator) -> np.ndarray:
+        """Run the algorithm ``runs`` times independently on ``data`` and evaluate each resulting
+        predictor at every query point. Returns int8 array of shape (runs, len(queries))."""
+        ...
+
+
+@runtime_checkable
+class Mechanism(Protocol):
+    """Any randomized algorithm with array input (DESIGN.md section 3, Fixed)."""
+
+    name: str
+    claim: Claim
+
+    def sample(self, inp: np.ndarray, runs: int, rng: np.random.Generator) -> np.ndarray:
+        """``runs`` independent outputs on input ``inp``; shape (runs,) or (runs, k); integer
+        (discrete outputs) or float (continuous outputs)."""
+        ...
+
+
+# --- optional capabilities --------------------------------------------------------------------
+@runtime_checkable
+class HasCertified(Protocol):
+    certified: Claim
+
+
+@runtime_checkable
+class HasParams(Protocol):
+    params: dict
+
+
+@runtime_checkable
+class HasPairs(Protocol):
+    pairs: list
+
+
+@runtime_checkable
+class HasQueries(Protocol):
+    queries: np.ndarray
+
+
+@runtime_checkable
+class HasData(Protocol):
+    data: Dataset
+
+
+@runtime_checkable
+class HasExact(Protocol):
+    def exact(self, data: Dataset, queries: np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class HasSearchSizes(Protocol):
+    search_sizes: tuple
+
+
+@runtime_checkable
+class HypothesisClassLike(Protocol):
+    """What the search needs of a hypothesis class: its points and its label matrix."""
+
+    domain: np.ndarray
+    matrix: np.ndarray
+
+    def index(self, *args: Any, **kw: Any) -> Any: ...
+
+
+CLASS_ATTRIBUTES = ("domain", "hypotheses", "H", "hclass", "hypothesis_class", "cls")
+
+
+# --- accessors: the only places these attributes are read --------------------------------------
+def _opt(obj: Any, attr: str) -> Any:
+    return getattr(obj, attr, None)
+
+
+def is_learner(obj: Any) -> bool:
+    """True for an object with a callable ``predict`` (a `Learner`)."""
+    return callable(_opt(obj, "predict"))
+
+
+def is_mechanism(obj: Any) -> bool:
+    """True for an object with a callable ``sample`` and no ``predict`` (a `Mechanism`)."""
+    return callable(_opt(obj, "sample")) and not is_learner(obj)
+
+
+def name_of(obj: Any) -> str:
+    """The black box's ``name``, or its class name."""
+    return str(_opt(obj, "name") or type(obj).__name__)
+
+
+def claim_of(obj: Any) -> Claim | None:
+    """The object's nominal ``claim`` (None when it declares none)."""
+    return _opt(obj, "claim")
+
+
+def certified_of(obj: Any) -> Claim | None:
+    """The object's ``certified`` claim (None when it declares none)."""
+    return _opt(obj, "certified")
+
+
+def params_of(obj: Any) -> dict:
+    """The parameters the object declares it was built with (``{}`` when none)."""
+    return dict(_opt(obj, "params") or {})
+
+
+def own_pairs(obj: Any) -> Any:
+    """The object's built-in ``pairs`` (None when it has none or they are empty)."""
+    return _opt(obj, "pairs") or None
+
+
+def own_queries(obj: Any) -> Any:
+    """A learner's default ``queries`` (None when it has none)."""
+    return _opt(obj, "queries")
+
+
+def own_data(obj: Any) -> Any:
+    """A learner's own ``data`` (None when it has none)."""
+    return _opt(obj, "data")
+
+
+def exact_oracle(obj: Any) -> Callable | None:
+    """The learner's ``exact(data, queries)`` when it has one."""
+    f = _opt(obj, "exact")
+    return f if callable(f) else None
+
+
+def search_sizes(obj: Any) -> Any:
+    """The dataset sizes the learner declares it accepts (None: any)."""
+    return _opt(obj, "search_sizes")
+
+
+def is_hypothesis_class(obj: Any) -> bool:
+    return all(hasattr(obj, a) for a in ("matrix", "domain", "index"))
+
+
+def declared_domain(obj: Any) -> tuple[str, Any] | None:
+    """``(attribute, value)`` of the first domain or hypothesis class the learner declares."""
+    for attr in CLASS_ATTRIBUTES:
+        value = _opt(obj, attr)
+        if value is None or (callable(value) and not is_hypothesis_class(value)):
+            continue
+        if is_hypothesis_class(value) or attr == "domain":
+            return attr, value
+    return None
+
+
+__all__ = ["Learner", "Mechanism", "HasCertified", "HasParams", "HasPairs", "HasQueries", "HasData",
+           "HasExact", "HasSearchSizes", "HypothesisClassLike", "CLASS_ATTRIBUTES", "is_learner",
+           "is_mechanism", "name_of", "claim_of", "certified_of", "params_of", "own_pairs",
+           "own_queries", "own_data", "exact_oracle", "search_sizes", "is_hypothesis_class",
+           "declared_domain"]
