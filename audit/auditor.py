@@ -23,6 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import stats
+from .budget import DEFAULT_CONFIRM_RUNS, DEFAULT_EXPLORE_RUNS
 from .errors import PrivauditError
 from .events import (Candidate, discrete_candidates, label_candidates, objective, select,
                      threshold_candidates)
@@ -31,11 +32,12 @@ from .reducers import CodeCounter, EventCounter, HistogramCounter
 from .result import AuditResult, BoundTest, Witness
 from .runners.base import Job, Runner, call_blackbox, chunk_rng
 from .runners.local import LocalRunner
-from .interfaces import is_learner
+from .extensions import find_search
+from .interfaces import (certified_of, claim_of, is_learner, is_mechanism, name_of, own_data, own_pairs, own_queries,
+                         params_of)
+from .provenance import git_commit, versions
 from .types import Claim, Dataset, as_dataset, as_queries
 
-DEFAULT_EXPLORE_RUNS = 100_000
-DEFAULT_CONFIRM_RUNS = 1_000_000
 PILOT_RUNS = 2_000
 MAX_JOINT_QUERIES = 62
 EXPLORE, CONFIRM, PILOT, SEARCH = 0, 1, 2, 3
@@ -93,7 +95,7 @@ def _check_common(confidence: float, explore_runs: Any, confirm_runs: Any, seed:
 
 def _resolve_claim(obj: Any, claim: Any) -> Claim:
     if claim is None:
-        claim = getattr(obj, "claim", None)
+        claim = claim_of(obj)
         if claim is None:
             raise PrivauditError(f"{_name(obj)} has no `claim`; pass claim=Claim(epsilon, delta, ...)")
     if isinstance(claim, dict):
@@ -104,7 +106,7 @@ def _resolve_claim(obj: Any, claim: Any) -> Claim:
 
 
 def _name(obj: Any) -> str:
-    return str(getattr(obj, "name", type(obj).__name__))
+    return name_of(obj)
 
 
 def _jsonable_input(x: Any) -> Any:
@@ -239,8 +241,6 @@ def confirm(blackbox: Any, pairs: Sequence[Pair], chosen: Sequence[Candidate], *
 
 def _provenance(blackbox: Any) -> dict:
     """Package versions, and the git commit of the audited code when it lives in a checkout."""
-    from reports.provenance import git_commit, versions
-
     return {**versions(), "git_commit": git_commit(blackbox)}
 
 
@@ -297,8 +297,8 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
         alpha_per_bound=stats.per_bound_alpha(confidence, m),
         max_certifiable_epsilon=stats.max_certifiable_epsilon(confirm_runs, confidence, m, claim.delta),
         witness=witness, confirmed=confirmed, explore_runs=explore_runs, confirm_runs=confirm_runs,
-        seed=seed, params=dict(params or getattr(blackbox, "params", {}) or {}),
-        certified=certified if certified is not None else getattr(blackbox, "certified", None),
+        seed=seed, params=dict(params or params_of(blackbox)),
+        certified=certified if certified is not None else certified_of(blackbox),
         against=against, search=search, runner=runner.describe(),
         timings={"explore_s": round(t1 - t0, 4), "confirm_s": round(t2 - t1, 4),
                  "total_s": round(t2 - t0, 4)},
@@ -341,14 +341,14 @@ def audit(mechanism: Any, pairs: Any = None, *, claim: Any = None, confidence: f
         return audit_learner(mechanism, pairs=pairs, claim=claim, confidence=confidence,
                              explore_runs=explore_runs, confirm_runs=confirm_runs, seed=seed,
                              runner=runner, tests=tests, journal=journal, progress=progress)
-    if not callable(getattr(mechanism, "sample", None)):
+    if not is_mechanism(mechanism):
         raise PrivauditError(f"{_name(mechanism)!r} is neither a Mechanism (no sample method) nor a "
                              f"Learner (no predict method)")
     claim = _resolve_claim(mechanism, claim)
     explore_runs, confirm_runs, seed, tests = _check_common(confidence, explore_runs, confirm_runs,
                                                             seed, tests)
     if pairs is None:
-        pairs = getattr(mechanism, "pairs", None)
+        pairs = own_pairs(mechanism)
         if not pairs:
             raise PrivauditError(f"no pairs given and {_name(mechanism)} has no `pairs` attribute")
     try:
@@ -377,7 +377,7 @@ def _learner_pairs(learner: Any, pairs: Any, queries: Any, claim: Claim) -> tupl
         diffs[i] = check_neighbours(a, b, claim.neighbours, f"pair {i}")
         q = q if q is not None else queries
         if q is None:
-            q = getattr(learner, "queries", None)
+            q = own_queries(learner)
         if q is None:
             raise PrivauditError(f"pair {i}: no query points; pass queries= (points where the "
                                  f"learned predictor is evaluated)")
@@ -390,7 +390,7 @@ def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries:
                   explore_runs: int = DEFAULT_EXPLORE_RUNS, confirm_runs: int = DEFAULT_CONFIRM_RUNS,
                   seed: int = 0, runner: Runner | None = None, tests: int = 1,
                   journal: Any = None, progress: Any = None, against: str = "claim",
-                  search_options: dict | None = None) -> AuditResult:
+                  search_options: dict | None = None, search: Any = None) -> AuditResult:
     """Audit a learner: given pairs, a search around the user's `data`, or its own families.
 
     Parameters
@@ -411,25 +411,26 @@ def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries:
     -------
     AuditResult
     """
-    if not callable(getattr(learner, "predict", None)):
+    if not is_learner(learner):
         raise PrivauditError(f"{_name(learner)!r} is not a Learner (no predict method)")
     if against not in ("claim", "certified"):
         raise PrivauditError(f"against must be 'claim' or 'certified', got {against!r}")
     if against == "certified" and claim is None:
-        claim = getattr(learner, "certified", None) or getattr(learner, "claim", None)
+        claim = certified_of(learner) or claim_of(learner)
     claim = _resolve_claim(learner, claim)
     explore_runs, confirm_runs, seed, tests = _check_common(confidence, explore_runs, confirm_runs,
                                                             seed, tests)
     runner = runner if runner is not None else LocalRunner()
     search_info: dict = {}
     if pairs is None and data is None and search_options is None:  # search_options forces a search
-        pairs = getattr(learner, "pairs", None) or None
+        pairs = own_pairs(learner)
         if pairs:
             search_info = {"strategy": "learner's own adversarial pairs"}
-        elif getattr(learner, "data", None) is not None:  # the object's own dataset: search it
-            data = learner.data
+        elif own_data(learner) is not None:  # the object's own dataset: search it
+            data = own_data(learner)
     if pairs is None:
-        from attacks import search as attack_search  # the search lives in attacks/
+        # the search lives in attacks/, above the core: injected, or found by entry point
+        attack_search = search if search is not None else find_search()
         if data is not None:
             data = as_dataset(data, "data")
         outcome = attack_search(learner, data=data, queries=queries, claim=claim, runner=runner,

@@ -27,6 +27,7 @@ import hashlib
 import inspect
 import json
 import os
+import signal
 import threading
 import warnings
 import weakref
@@ -285,8 +286,6 @@ def interrupt_on_sigterm() -> bool:
     queued work, every finished chunk stays in the journal, and ``--resume`` continues. Returns
     False (and does nothing) outside the main thread, where handlers cannot be installed.
     """
-    import signal
-
     if threading.current_thread() is not threading.main_thread():
         return False
 

@@ -18,18 +18,16 @@ session's total in the terminal summary.
 from __future__ import annotations
 
 import contextvars
-from dataclasses import replace
 from typing import Any
 
+from .budget import Budget, preset
+from .request import AuditRequest, run_request
 from .errors import PrivauditError
 from .result import AuditResult
-from .interfaces import is_learner
-from .types import Claim
 
 # Smaller than the CLI's defaults: test suites should stay fast. Pure-DP bugs of loss
 # ln(n / ln(2/alpha)) ~ 10 and below are still in reach with 200,000 confirmation runs.
-DEFAULT_BUDGET = {"confidence": 0.95, "explore_runs": 20_000, "confirm_runs": 200_000, "seed": 0,
-                  "tests": 1, "runner": None}
+DEFAULT_BUDGET = {**preset("quick").to_dict(), "runner": None}
 BUDGET_KEYS = tuple(DEFAULT_BUDGET) + ("against",)
 
 # Set by the pytest plugin while a marked test runs: {"defaults": {...}, "calls": [...],
@@ -37,26 +35,6 @@ BUDGET_KEYS = tuple(DEFAULT_BUDGET) + ("against",)
 _CONTEXT: contextvars.ContextVar[dict | None] = contextvars.ContextVar("privaudit_testing", default=None)
 # Every call's (test id or "", confidence, verdict) in this process, for the session summary.
 CALLS: list[dict] = []
-
-
-def _merge_claim(obj: Any, claim: Any) -> Claim | None:
-    """A Claim, a number (epsilon, keeping the object's neighbours/scope), or a partial table."""
-    if claim is None or isinstance(claim, Claim):
-        return claim
-    base = getattr(obj, "claim", None)
-    if isinstance(claim, bool):
-        raise PrivauditError(f"claim must be a Claim, a number or a dict, got {claim!r}")
-    if isinstance(claim, (int, float)):
-        return replace(base, epsilon=float(claim)) if isinstance(base, Claim) else Claim(float(claim))
-    if isinstance(claim, dict):
-        if isinstance(base, Claim):
-            unknown = set(claim) - {"epsilon", "delta", "neighbours", "scope"}
-            if unknown:
-                raise PrivauditError(f"unknown claim keys {sorted(unknown)}; valid: epsilon, delta, "
-                                     f"neighbours, scope")
-            return replace(base, **claim)
-        return Claim.from_dict(claim)
-    raise PrivauditError(f"claim must be a Claim, a number or a dict, got {type(claim).__name__}")
 
 
 def _short(v: Any, limit: int = 200) -> str:
@@ -140,22 +118,13 @@ def assert_private(obj: Any, *, pairs: Any = None, data: Any = None, queries: An
                 f"raise audits= so the session's false-alarm budget stays valid")
     opts.update(budget)
     against = opts.pop("against", "claim")
-    merged = _merge_claim(obj, claim)
-
-    from .auditor import audit, audit_learner
-
-    common = {k: opts[k] for k in ("confidence", "explore_runs", "confirm_runs", "seed", "runner",
-                                   "tests")}
-    if is_learner(obj):
-        result = audit_learner(obj, data=data, pairs=pairs, queries=queries, claim=merged,
-                               against=against, **common)
-    else:
-        if data is not None or queries is not None:
-            raise PrivauditError("assert_private: data= and queries= apply to learners; "
-                                 f"{getattr(obj, 'name', type(obj).__name__)} is a mechanism (give pairs=)")
-        if against != "claim":
-            raise PrivauditError("assert_private: against= applies to learners")
-        result = audit(obj, pairs, claim=merged, **common)
+    runner = opts.pop("runner")
+    try:
+        request = AuditRequest(obj, claim=claim, against=against, pairs=pairs, data=data,
+                               queries=queries, budget=Budget(**opts))
+    except PrivauditError as exc:
+        raise PrivauditError(f"assert_private: {exc}") from None
+    result = run_request(request, runner=runner)
 
     record = {"test": ctx.get("test", "") if ctx else "", "algorithm": result.algorithm,
               "confidence": result.confidence, "violation": result.violation,

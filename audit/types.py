@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,7 @@ from .errors import PrivauditError
 
 NEIGHBOURS = ("replace-one", "add-remove", "label")
 SCOPES = ("model", "prediction")
+CLAIM_KEYS = ("epsilon", "delta", "neighbours", "scope")
 
 
 def _as_features(X: Any, what: str = "X") -> np.ndarray:
@@ -194,9 +195,9 @@ class Claim:
     def from_dict(cls, d: dict) -> "Claim":
         if not isinstance(d, dict):
             raise PrivauditError(f"a claim must be a table/object, got {d!r}")
-        unknown = set(d) - {"epsilon", "delta", "neighbours", "scope"}
+        unknown = set(d) - set(CLAIM_KEYS)
         if unknown:
-            raise PrivauditError(f"unknown claim keys {sorted(unknown)}; valid: epsilon, delta, neighbours, scope")
+            raise PrivauditError(f"unknown claim keys {sorted(unknown)}; valid: {', '.join(CLAIM_KEYS)}")
         if "epsilon" not in d:
             raise PrivauditError("a claim needs an epsilon")
         return cls(**d)
@@ -234,4 +235,4 @@ def as_dataset(obj: Any, what: str = "dataset") -> Dataset:
                          f"got {type(obj).__name__}")
 
 
-__all__ = ["Dataset", "Claim", "NEIGHBOURS", "SCOPES", "as_queries", "as_dataset"]
+__all__ = ["Dataset", "Claim", "NEIGHBOURS", "SCOPES", "CLAIM_KEYS", "as_queries", "as_dataset"]

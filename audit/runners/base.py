@@ -9,7 +9,6 @@ size), never on which process or machine ran a chunk, nor in which order.
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from .base import Runner
 from ..errors import PrivauditError
+from .base import Runner
+from .local import LocalRunner
+from .ray_runner import RayRunner
 
 RUNNER_KINDS = ("ray", "local")
 
@@ -47,9 +49,7 @@ def make_runner(kind: str = "ray", address: str | None = None, num_cpus: int | N
                                  f"runs in this process")
         if num_cpus is not None:
             raise PrivauditError("num_cpus needs the Ray runner; the local runner uses one process")
-        from .local import LocalRunner
         return LocalRunner(chunk_runs=chunk_runs)
-    from .ray_runner import RayRunner
     return RayRunner(address=address, num_cpus=num_cpus, chunk_runs=chunk_runs)
 
 

@@ -21,6 +21,7 @@ import logging
 import math
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -156,8 +157,6 @@ class RayRunner(Runner):
                             runtime_env={"env_vars": {"PYTHONPATH": _user_pythonpath()}})
             else:
                 opts["address"] = self.address
-            import signal
-
             # ray.init replaces the SIGTERM handler with sys.exit; keep one the caller installed
             # (the CLI turns SIGTERM into KeyboardInterrupt, see audit.journal).
             sigterm = signal.getsignal(signal.SIGTERM)

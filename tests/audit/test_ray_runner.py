@@ -29,7 +29,7 @@ from audit.types import Claim, Dataset
 
 pytestmark = pytest.mark.ray
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,14 +292,14 @@ def _comparable(result_json: Path) -> dict:
 
 def test_cli_on_ray_cluster_matches_local_runner(ray_instance, tmp_path):
     env = dict(os.environ, RAY_AUTH_MODE=os.environ.get("RAY_AUTH_MODE", "disabled"))
-    common = [sys.executable, "-m", "audit.cli", "audit", "dp-rr", "--runs", "300000",
+    common = [sys.executable, "-m", "privaudit.cli", "audit", "dp-rr", "--runs", "300000",
               "--chunk-runs", "50000", "--seed", "4", "--quiet"]
     ray_run = subprocess.run(common + ["--address", ray_instance, "--out", str(tmp_path / "ray")],
                              cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert ray_run.returncode == 0, ray_run.stderr
     # the local run in this process (saves an interpreter start); the CLI's SIGTERM handler
     # is restored afterwards
-    from audit.cli import main
+    from privaudit.cli import main
 
     before = signal.getsignal(signal.SIGTERM)
     try:

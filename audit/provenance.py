@@ -17,6 +17,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ._version import __version__
+
 # Distribution names whose versions are recorded (ray only when installed).
 _PACKAGES = ("numpy", "scipy", "statsmodels", "ray")
 
@@ -48,13 +50,8 @@ def versions() -> dict:
         v = _dist_version(name)
         if v is not None or name != "ray":
             out[name] = v
-    v = _dist_version("privaudit")
-    if v is None:
-        try:
-            from audit import __version__ as v  # a source tree that is not installed
-        except Exception:  # pragma: no cover
-            v = None
-    out["privaudit"] = v
+    # a source tree that is not installed has no distribution metadata
+    out["privaudit"] = _dist_version("privaudit") or __version__
     try:
         out["platform"] = platform.platform()
     except Exception:  # pragma: no cover

@@ -19,7 +19,7 @@ import pytest
 
 import algorithms
 from audit import audit, stats
-from audit.cli import main
+from privaudit.cli import main
 from audit.errors import PrivauditError
 from audit.result import AuditResult, BoundTest, Witness
 from audit.suite import SuiteEntry, SuiteResult
@@ -28,7 +28,7 @@ from reports import (from_obj, load, loads, render_html, render_markdown, to_jso
                      write_reports)
 from reports import plots
 from reports.jsonio import jsonable
-from reports.provenance import git_commit, versions
+from audit.provenance import git_commit, versions
 from reports.schema import load_schema
 
 XSS = "<script>alert(1)</script>"
@@ -412,10 +412,10 @@ def test_git_commit(tmp_path):
 
 
 def test_matplotlib_is_imported_only_for_html():
-    code = ("import sys, reports; from tests.test_reports import learner_violation as f; "
+    code = ("import sys, reports; from tests.reports.test_reports import learner_violation as f; "
             "r = f(); reports.to_json(r); reports.render_markdown(r); "
             "assert 'matplotlib' not in sys.modules, 'eager'; reports.render_html(r); "
             "assert 'matplotlib' in sys.modules")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1]))
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
     assert out.returncode == 0, out.stderr[-2000:]

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from audit.ci_config import ConfigError, load_config, parse_config, per_audit_confidence
+from privaudit.ci_config import ConfigError, load_config, parse_config, per_audit_confidence
 from audit.types import Claim
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "privacy-ci.toml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "privacy-ci.toml"
 
 
 def _problems(text: str, tmp_path: Path) -> list[str]:

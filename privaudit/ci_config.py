@@ -28,22 +28,25 @@ from __future__ import annotations
 import math
 import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import stats
-from .errors import PrivauditError
-from .types import Claim
+import algorithms as registry
+from audit import stats
+from audit.budget import DEFAULT_CONFIDENCE, DEFAULT_CONFIRM_RUNS, DEFAULT_EXPLORE_RUNS, Budget
+from audit.errors import PrivauditError
+from audit.interfaces import is_learner
+from audit.types import Claim
+from audit.request import AuditRequest, resolve_claim
+from privaudit.loading import read_inputs
+from privaudit.resolve import build_target
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-DEFAULT_CONFIDENCE = 0.95
-DEFAULT_EXPLORE_RUNS = 100_000
-DEFAULT_CONFIRM_RUNS = 1_000_000
 RUNNERS = ("local", "ray")
 EXPECTATIONS = ("pass", "violation")
 
@@ -90,6 +93,15 @@ class AuditSpec:
     queries: Any = field(default=None, repr=False, compare=False)
     line: int | None = None
     warnings: list = field(default_factory=list)
+
+    def request(self, confidence: float) -> AuditRequest:
+        """This entry as the core's request model, at the per-audit `confidence`."""
+        return AuditRequest(self.obj, claim=self.claim, against=self.against, pairs=self.pairs,
+                            data=self.data, queries=self.queries, label=self.algorithm,
+                            params=dict(self.params),
+                            budget=Budget(explore_runs=self.explore_runs,
+                                          confirm_runs=self.confirm_runs, confidence=confidence,
+                                          seed=self.seed, tests=self.tests))
 
 
 @dataclass
@@ -295,7 +307,7 @@ def parse_config(text: str, path: str = "<config>", base_dir: str | Path = ".") 
     probs = _Problems(path, loc)
     for k in raw:
         if k not in TOP_KEYS:
-            probs.add("top level", k, f"unknown key; valid top-level tables: [defaults], [[audit]]")
+            probs.add("top level", k, "unknown key; valid top-level tables: [defaults], [[audit]]")
 
     cfg = CIConfig(path=path, name=Path(path).stem if path != "<config>" else "privacy-ci")
     defaults = raw.get("defaults", {})
@@ -432,7 +444,6 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
 
     # registry checks before building, so that each parameter gets its own message
     if algorithm is not None:
-        import algorithms as registry
 
         try:
             s = registry.spec(algorithm)
@@ -451,16 +462,9 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
                 bad(f"params.{k}", err)
         if len(probs.items) > n0:
             return None
-    obj = None
     try:
-        if algorithm is not None:
-            import algorithms as registry
-            obj = registry.get(algorithm, **params)
-        else:
-            from .cli_audit import load_blackbox
-            if str(base_dir) not in sys.path:   # user modules next to the config are importable
-                sys.path.insert(0, str(base_dir.resolve()))
-            obj = load_blackbox(blackbox)
+        # a blackbox's module is looked up next to the config
+        target = build_target(algorithm, blackbox, params=params or None, base_dir=base_dir)
     except PrivauditError as exc:
         bad("params" if algorithm is not None and params else ("algorithm" if algorithm else "blackbox"),
             str(exc))
@@ -469,19 +473,13 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
         bad("blackbox", f"importing it raised {type(exc).__name__}: {exc}")
         return None
 
-    base = getattr(obj, "certified", None) if against == "certified" else None
-    base = base or getattr(obj, "claim", None)
+    obj = target.obj
     try:
-        if base is None:
-            claim = Claim.from_dict(claim_over)   # needs at least an epsilon
-        else:
-            claim = replace(base, **claim_over) if claim_over else base
+        claim = resolve_claim(obj, claim_over or None, against=against)
     except PrivauditError as exc:
-        bad("claim", str(exc) + ("" if base is not None else
-                                 f" ({label} has no claim of its own: give claim = {{ epsilon = ... }})"))
+        bad("claim", str(exc))
         return None
 
-    from .interfaces import is_learner
     learner = is_learner(obj)
     files: dict[str, Any] = {}
     for key in ("pairs", "data", "queries"):
@@ -493,9 +491,8 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
         if key in ("data", "queries") and not learner:
             bad(key, f"applies to learners; {label} is a mechanism (give pairs = \"FILE.json\")")
             continue
-        fp = base_dir / a[key]
         try:
-            files[key] = _read_input_file(key, fp, learner)
+            files[key] = read_inputs(learner, base_dir=base_dir, **{key: a[key]})[key]
         except PrivauditError as exc:
             bad(key, str(exc))
     if len(probs.items) > n0:
@@ -521,26 +518,6 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
             return None
         spec.warnings.append(text + ": this pass is vacuous; raise confirm_runs")
     return spec
-
-
-def _read_input_file(key: str, path: Path, learner: bool) -> Any:
-    from .cli_audit import _read_json, read_csv_dataset
-
-    if key == "data":
-        return read_csv_dataset(str(path))
-    value = _read_json(str(path), key)
-    if key == "queries":
-        return value
-    if not isinstance(value, list):
-        raise PrivauditError(f"{path}: must hold a JSON list of [a, b] pairs")
-    if learner:
-        from .types import Dataset
-        try:
-            return [(Dataset.from_dict(a), Dataset.from_dict(b)) for a, b in value]
-        except (TypeError, ValueError, KeyError) as exc:
-            raise PrivauditError(f"{path}: pairs of a learner are [{{\"X\": ..., \"y\": ...}}, "
-                                 f"{{...}}]: {exc}") from None
-    return value
 
 
 __all__ = ["AuditSpec", "CIConfig", "ConfigError", "load_config", "parse_config",

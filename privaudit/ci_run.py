@@ -34,17 +34,19 @@ import time
 import traceback
 from typing import Any, Callable
 
-from . import stats
-from .ci_config import AuditSpec, CIConfig
-from .errors import PrivauditError
-from .result import AuditResult, BoundTest
-from .suite import SuiteEntry, SuiteResult
-from .interfaces import is_learner
+from audit.provenance import git_commit, versions
+
+from audit import stats
+from audit.request import run_request
+from audit.errors import PrivauditError
+from audit.result import AuditResult, BoundTest
+from audit.runners.factory import make_runner
+from audit.suite import SuiteEntry, SuiteResult
+from privaudit.ci_config import AuditSpec, CIConfig
 
 
 def make_suite_runner(cfg: CIConfig, kind: str | None = None, address: str | None = None):
     """The runner the config asks for (CLI flags `kind`/`address` take precedence)."""
-    from .runners.factory import make_runner
 
     kind = kind or cfg.runner
     address = address if address is not None else (cfg.address if kind == "ray" else None)
@@ -54,19 +56,8 @@ def make_suite_runner(cfg: CIConfig, kind: str | None = None, address: str | Non
 
 def run_one(spec: AuditSpec, confidence: float, runner: Any) -> AuditResult:
     """One audit of the suite at the per-audit `confidence`."""
-    from .auditor import audit, audit_learner
 
-    common = dict(claim=spec.claim, confidence=confidence, explore_runs=spec.explore_runs,
-                  confirm_runs=spec.confirm_runs, seed=spec.seed, runner=runner, tests=spec.tests)
-    if is_learner(spec.obj):
-        result = audit_learner(spec.obj, data=spec.data, pairs=spec.pairs, queries=spec.queries,
-                               against=spec.against, **common)
-    else:
-        result = audit(spec.obj, spec.pairs, **common)
-        result.against = spec.against
-    if spec.params:
-        result.params = dict(spec.params)
-    return result
+    return run_request(spec.request(confidence), runner=runner)
 
 
 def run_suite(cfg: CIConfig, runner: Any = None, baseline: SuiteResult | None = None,
@@ -123,7 +114,6 @@ def run_suite(cfg: CIConfig, runner: Any = None, baseline: SuiteResult | None = 
 
 def suite_versions() -> dict:
     """Software versions and the git commit of the current directory (the repository under CI)."""
-    from reports.provenance import git_commit, versions
 
     return {**versions(), "git_commit": git_commit()}
 

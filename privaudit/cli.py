@@ -10,9 +10,10 @@ import argparse
 import importlib
 import sys
 
-from .errors import PrivauditError
+from audit import __version__
+from audit.errors import PrivauditError
 
-SUBCOMMANDS = ("audit.cli_audit", "audit.cli_report", "audit.cli_ci")
+SUBCOMMANDS = ("privaudit.cli_audit", "privaudit.cli_report", "privaudit.cli_ci")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -25,7 +26,6 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="privaudit",
                      description="Empirical differential-privacy auditing of learners and mechanisms.")
-    from . import __version__
     parser.add_argument("--version", action="version", version=f"privaudit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True

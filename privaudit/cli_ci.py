@@ -12,7 +12,12 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import PrivauditError
+from audit.errors import PrivauditError
+from audit.suite import SuiteResult
+from privaudit.ci_config import load_config
+from privaudit.ci_run import make_suite_runner, run_suite
+from reports import load, render_markdown, to_json, write_reports
+from reports.junit import failure_message, write_junit
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -66,14 +71,11 @@ def table(suite) -> str:
     out = [line(head), line(["-" * w for w in widths])] + [line(r) for r in rows]
     for e in suite.entries:
         if not e.ok:
-            from reports.junit import failure_message
             out.append(f"FAIL {failure_message(e)}")
     return "\n".join(out)
 
 
 def _load_baseline(path: Path):
-    from reports import load
-    from .suite import SuiteResult
 
     obj = load(path)
     if not isinstance(obj, SuiteResult):
@@ -84,7 +86,6 @@ def _load_baseline(path: Path):
 
 def markdown_summary(suite, guarantee: str, baseline_note: str | None) -> str:
     """The reports package's suite summary plus the guarantee and the regressions."""
-    from reports import render_markdown
 
     text = render_markdown(suite)
     extra = ["", f"_{guarantee}_"]
@@ -103,8 +104,6 @@ def markdown_summary(suite, guarantee: str, baseline_note: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .ci_config import load_config
-    from .ci_run import make_suite_runner, run_suite
 
     cfg = load_config(args.config)
     kind = "ray" if args.address else args.runner
@@ -138,7 +137,6 @@ def run(args: argparse.Namespace) -> int:
     note = None
     if baseline_path is not None:
         if baseline is None or args.update_baseline:
-            from reports import to_json
             try:
                 baseline_path.parent.mkdir(parents=True, exist_ok=True)
                 baseline_path.write_text(to_json(suite), encoding="utf-8")
@@ -151,7 +149,6 @@ def run(args: argparse.Namespace) -> int:
             k = sum(e.regression for e in suite.entries)
             note = f"Compared {n} audit(s) with the baseline {baseline_path}: {k} regression(s)."
     if args.junit:
-        from reports.junit import write_junit
         write_junit(suite, args.junit, fail_on_regression=args.fail_on_regression)
     if args.summary:
         try:
@@ -159,7 +156,6 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise PrivauditError(f"cannot write the summary {args.summary}: {exc.strerror or exc}") from None
     if args.out:
-        from reports import write_reports
         write_reports(suite, args.out)
     if args.json:
         print(json.dumps(suite.to_dict(), indent=2))

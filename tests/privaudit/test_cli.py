@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from audit.cli import main
+from privaudit.cli import main
 
 FAST = ["--runner", "local", "--quiet", "--runs", "50000", "--explore-runs", "5000"]
 
@@ -108,7 +108,7 @@ def test_blackbox_mechanism_with_pairs_file(capsys, tmp_path, monkeypatch):
 
 
 def test_csv_data_reader(tmp_path):
-    from audit.cli_audit import read_csv_dataset
+    from privaudit.loading import read_csv_dataset
     from audit import PrivauditError
     p = tmp_path / "d.csv"
     p.write_text("x1,x2,label\n0.5,1.0,1\n0.1,0.2,0\n")

@@ -22,13 +22,13 @@ import pytest
 import algorithms
 from audit import audit
 from audit.journal import Journal, fingerprint
-from audit.progress import ProgressRunner, make_progress, progress_enabled
+from privaudit.progress import ProgressRunner, make_progress, progress_enabled
 from audit.reducers import (CodeCounter, CodeCounts, CodeSet, EventCounter, EventCounts,
                             HistogramCounter, HistogramCounts)
 from audit.runners import Job, LocalRunner
 from audit.types import Claim
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 class Counting:
@@ -245,7 +245,7 @@ _SLOW_MODULE = textwrap.dedent('''
 def _cli(tmp_path, args, **env):
     e = dict(os.environ, PYTHONPATH=str(tmp_path), **env)
     e.pop("CI", None)
-    return [sys.executable, "-m", "audit.cli", "audit", *args], e
+    return [sys.executable, "-m", "privaudit.cli", "audit", *args], e
 
 
 def _result(path: Path) -> dict:
@@ -255,7 +255,7 @@ def _result(path: Path) -> dict:
 
 def _main_in_process(args, monkeypatch) -> int:
     """`privaudit audit ...` in this process (saves an interpreter start); restores SIGTERM."""
-    from audit.cli import main
+    from privaudit.cli import main
 
     before = signal.getsignal(signal.SIGTERM)
     try:

@@ -17,7 +17,7 @@ import os
 import sys
 from typing import Any, Callable, Sequence, TextIO
 
-from .runners.base import Job, Runner, total_runs
+from audit.runners.base import Job, Runner, total_runs
 
 ProgressFn = Callable[[int], None]
 

@@ -32,6 +32,11 @@ from __future__ import annotations
 
 import pytest
 
+import algorithms
+from audit import testing
+from audit.testing import BUDGET_KEYS, assert_private
+from privaudit.resolve import build_target
+
 _saved_key = pytest.StashKey[list]()     # audit.testing.CALLS of an enclosing session
 _budget_key = pytest.StashKey[dict]()    # the session's confidence split over marked tests
 _ctx_key = pytest.StashKey[tuple]()      # a marked test's context and its ContextVar token
@@ -47,7 +52,6 @@ def pytest_addoption(parser) -> None:
 
 
 def pytest_configure(config) -> None:
-    from audit import testing
 
     # each session (also one run in-process by pytester) records its own calls
     config.stash[_saved_key] = testing.CALLS
@@ -81,7 +85,6 @@ def _declared(item) -> int:
 
 
 def pytest_unconfigure(config) -> None:
-    from audit import testing
 
     saved = config.stash.get(_saved_key, None)
     if saved is not None:
@@ -100,14 +103,12 @@ def pytest_collection_finish(session) -> None:
 def _resolve(obj, params: dict):
     """The marker's target: an object, a registered name, ``module:attr``, or a factory."""
     if isinstance(obj, str):
-        import algorithms
-        if obj in algorithms.names():
-            return algorithms.get(obj, **params)
-        if params:
+        if obj not in algorithms.names() and params:
             raise pytest.UsageError(f"privacy marker: params= applies to registered algorithms, "
                                     f"not {obj!r}")
-        from audit.cli_audit import load_blackbox
-        return load_blackbox(obj)
+        registered = obj in algorithms.names()
+        return build_target(obj if registered else None, None if registered else obj,
+                            params=params).obj
     if params:
         raise pytest.UsageError("privacy marker: params= applies to registered algorithm names")
     if not (hasattr(obj, "sample") or hasattr(obj, "predict")) and callable(obj):
@@ -119,7 +120,6 @@ def pytest_runtest_setup(item) -> None:
     m = item.get_closest_marker("privacy")
     if m is None:
         return
-    from audit import testing
 
     budget = item.config.stash.get(_budget_key, None)
     defaults = {k: v for k, v in m.kwargs.items() if k in testing.BUDGET_KEYS}
@@ -138,7 +138,6 @@ def pytest_runtest_call(item) -> None:
     if len(m.args) > 1:
         raise pytest.UsageError(f"{item.nodeid}: privacy marker takes one positional argument (the "
                                 f"object to audit), got {len(m.args)}")
-    from audit.testing import BUDGET_KEYS, assert_private
 
     kwargs = {k: v for k, v in m.kwargs.items() if k not in ("audits", "params")}
     unknown = sorted(set(kwargs) - set(BUDGET_KEYS) - {"pairs", "data", "queries", "claim"})
@@ -152,14 +151,12 @@ def pytest_runtest_teardown(item) -> None:
     saved = item.stash.get(_ctx_key, None)
     if saved is None:
         return
-    from audit import testing
 
     testing._CONTEXT.reset(saved[1])
     del item.stash[_ctx_key]
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    from audit import testing
 
     calls = testing.CALLS
     if not calls:

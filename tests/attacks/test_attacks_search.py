@@ -192,7 +192,7 @@ def test_mutations_keep_pairs_valid():
 
 
 def test_cli_search_flags(tmp_path, capsys):
-    from audit.cli import main
+    from privaudit.cli import main
 
     code = main(["audit", "df-em", "--param", "grid=16", "--variant", "bv-em-3", "--runner", "local",
                  "--runs", "20000", "--explore-runs", "2000", "--search-runs", "40000",

@@ -22,9 +22,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit import auditor, ci_run
-from audit.ci_config import parse_config
-from audit.ci_run import compare_with_baseline, run_suite
+from audit import auditor
+from privaudit import ci_run
+from privaudit.ci_config import parse_config
+from privaudit.ci_run import compare_with_baseline, run_suite
 from audit.runners import LocalRunner
 from audit.suite import SuiteEntry
 

@@ -11,7 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .errors import PrivauditError
+from audit.errors import PrivauditError
+from reports import load, render_html, render_markdown, to_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +43,6 @@ def _write(target: str, text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Render the stored result; 0 on success, 2 (one line on stderr) on bad input."""
-    from reports import load, render_html, render_markdown, to_json
 
     try:
         obj = load(args.result)

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli import main
+from privaudit.cli import main
 from audit.suite import SuiteEntry, SuiteResult
 from reports.junit import render_junit
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "privacy-ci.toml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "privacy-ci.toml"
 
 
 def _cases(path: Path) -> dict:
@@ -190,8 +190,8 @@ def test_missed_violation_message():
 @pytest.mark.slow
 def test_ray_runner_gives_the_local_verdicts(ray_instance, tmp_path, monkeypatch):
     """runner = "ray" with an address joins the cluster; same seed and chunks, same counts."""
-    from audit.ci_config import load_config
-    from audit.ci_run import make_suite_runner, run_suite
+    from privaudit.ci_config import load_config
+    from privaudit.ci_run import make_suite_runner, run_suite
 
     body = ('[defaults]\nexplore_runs = 4000\nconfirm_runs = 40000\nchunk_runs = 10000\n'
             'runner = "{runner}"\n{address}\n'
