@@ -101,8 +101,8 @@ class AuditRequest:
             raise PrivauditError(f"budget must be an audit.Budget, got {type(self.budget).__name__}")
         if not is_learner(self.target):
             if self.data is not None or self.queries is not None:
-                raise PrivauditError(f"data and queries apply to learners; {name_of(self.target)} is "
-                                     f"a mechanism (give pairs)")
+                raise PrivauditError(f"data= and queries= apply to learners; {name_of(self.target)} is "
+                                     f"a mechanism (give pairs=)")
             if self.search_options is not None:
                 raise PrivauditError("search options apply to learners, not mechanisms")
             if self.against != "claim":
