@@ -19,13 +19,15 @@ from typing import Any
 import numpy as np
 
 from audit.errors import PrivauditError
+from audit.interfaces import (
+    CLASS_ATTRIBUTES,
+    declared_domain,
+    is_hypothesis_class,
+    name_of,
+)
 from audit.types import Dataset
 
-CLASS_ATTRIBUTES = ("domain", "hypotheses", "H", "hclass", "hypothesis_class", "cls")
-
-
-def _is_class(obj: Any) -> bool:
-    return hasattr(obj, "matrix") and hasattr(obj, "domain") and hasattr(obj, "index")
+_is_class = is_hypothesis_class
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,18 +181,16 @@ def learner_domain(learner: Any, data: Dataset | None = None, domain: Any = None
         if _is_class(domain):
             return Domain(domain.domain, domain, f"hypothesis class {getattr(domain, 'name', '')}")
         return Domain(domain, None, "search option domain")
-    for attr in CLASS_ATTRIBUTES:
-        obj = getattr(learner, attr, None)
-        if obj is None or callable(obj) and not _is_class(obj):
-            continue
+    declared = declared_domain(learner)
+    if declared is not None:
+        attr, obj = declared
         if _is_class(obj):
             return Domain(obj.domain, obj, f"learner.{attr} ({getattr(obj, 'name', 'class')})")
-        if attr == "domain":
-            return Domain(obj, None, "learner.domain")
+        return Domain(obj, None, "learner.domain")
     if data is not None:
         return data_domain(data)
     raise PrivauditError(
-        f"the search cannot tell where records of {getattr(learner, 'name', learner)!r} may lie: "
+        f"the search cannot tell where records of {name_of(learner)!r} may lie: "
         f"give the learner a `domain` attribute (a HypothesisClass or an (N, d) array of points), "
         f"pass data=, or search_options={{'domain': points}}")
 

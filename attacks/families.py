@@ -28,7 +28,7 @@ from audit.errors import PrivauditError
 from audit.types import Dataset
 
 from .domain import Domain
-from .queries import MAX_QUERIES, query_locations
+from .queries import MAX_QUERIES, gap_point, query_locations
 from .trial import Trial
 
 DESIGNS = ("flip-at-query", "gap-inclusion", "move-to-query")
@@ -279,7 +279,6 @@ def data_family(data: Dataset, domain: Domain, relation: str, rng: np.random.Gen
     k_pick = max(1, min(data.n, count // 2))
     picked = list(order[: (k_pick + 1) // 2]) + list(rng.permutation(data.n)[: k_pick])
     idx = list(dict.fromkeys(int(i) for i in picked))[:k_pick]
-    from .queries import gap_point
     gap = gap_point(domain, loc)
     out: list[Trial] = []
     for i in idx:

@@ -45,13 +45,16 @@ from audit import stats
 from audit.auditor import SEARCH, OutputModel, Pair, explore
 from audit.errors import PrivauditError
 from audit.events import objective
+from audit.interfaces import exact_oracle, name_of, own_pairs
+from audit.interfaces import search_sizes as declared_sizes
+from audit.jsonnum import encode
 from audit.reducers import CodeSet
 from audit.runners.base import chunk_rng
 from audit.runners.local import LocalRunner
 from audit.types import Claim, Dataset, as_queries
 
 from .domain import Domain, learner_domain
-from .families import adversarial_family, data_family, random_family
+from .families import adversarial_family, data_family, design_trials, random_family
 from .trial import Trial
 
 STRATEGIES = ("exhaustive", "random", "adaptive", "white-box")
@@ -129,7 +132,7 @@ def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
     The probe runs the learner twice on a small design; its randomness comes from the search's
     own spawn key, so it never overlaps the core's samples.
     """
-    given = sizes if sizes is not None else getattr(learner, "search_sizes", None)
+    given = sizes if sizes is not None else declared_sizes(learner)
     if given is not None:
         try:
             out = sorted({int(s) for s in given})
@@ -142,7 +145,6 @@ def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
     f = (domain.key() >= domain.key()[domain.N // 2]).astype(np.int8)
     n, errors = 8, []
     while n <= max_size:
-        from .families import design_trials
         t = design_trials(domain, relation, n, 1, domain.N // 2, f)[0]
         try:
             for ds in (t.a, t.b):
@@ -158,12 +160,12 @@ def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
             n *= 2
     # Learners that take only particular sizes (e.g. k*m + n' for BLM's M): the sizes of their
     # own designs are sizes they accept.
-    own = sorted({len(getattr(ds, "y", ())) for pair in getattr(learner, "pairs", None) or ()
-                  if isinstance(pair, (tuple, list)) for ds in pair if hasattr(ds, "y")} - {0})
+    own = sorted({ds.n for pair in own_pairs(learner) or ()
+                  if isinstance(pair, (tuple, list)) for ds in pair if isinstance(ds, Dataset)} - {0})
     if own:
         return own
     raise PrivauditError(f"the search found no dataset size <= {max_size} that "
-                         f"{getattr(learner, 'name', 'the learner')!r} accepts; last error: "
+                         f"{name_of(learner)!r} accepts; last error: "
                          f"{errors[-1] if errors else '?'} (pass search_options={{'sizes': [...]}})")
 
 
@@ -447,9 +449,9 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
     candidates = _positive_int("candidates", candidates) or DEFAULT_CANDIDATES
     shortlist = _positive_int("shortlist", shortlist, allow_none=False)
     runner = runner if runner is not None else LocalRunner()
-    if strategy == "white-box" and not callable(getattr(learner, "exact", None)):
+    if strategy == "white-box" and exact_oracle(learner) is None:
         raise PrivauditError(f"strategy 'white-box' needs an exact oracle: "
-                             f"{getattr(learner, 'name', 'the learner')!r} has no exact(data, queries)")
+                             f"{name_of(learner)!r} has no exact(data, queries)")
     dom = learner_domain(learner, data, domain)
     if data is not None:
         data = data if isinstance(data, Dataset) else Dataset(*data)
@@ -530,7 +532,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         return scored
 
     steps_done = 0
-    resize = sizes is None and getattr(learner, "search_sizes", None) is None
+    resize = sizes is None and declared_sizes(learner) is None
     if strategy == "white-box":
         scored = wb(pool, "exact scoring")
         scored, steps_done = _hill_climb(scored, dom, relation, rng,
@@ -592,7 +594,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         "history": history,
         "time_s": round(time.perf_counter() - t0, 3),
     }
-    return SearchOutcome(pairs, _jsonable(info))
+    return SearchOutcome(pairs, encode(info))
 
 
 def _validate(latest: dict, bb, budget: _Budget, shortlist: int) -> list[Scored]:
@@ -656,21 +658,6 @@ def _hill_climb(scored: list[Scored], domain: Domain, relation: str, rng: np.ran
             break
     rest = [s for s in pool if s.trial not in [f.trial for f in finalists]]
     return finalists + rest[: max(0, 8 - beam)], done
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (np.floating, float)):
-        v = float(x)
-        return v if math.isfinite(v) else (None if math.isnan(v) else ("inf" if v > 0 else "-inf"))
-    if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
-    return x
 
 
 __all__ = ["search", "SearchOutcome", "STRATEGIES", "discover_sizes", "score_blackbox",

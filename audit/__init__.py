@@ -11,7 +11,5 @@ from .interfaces import Learner, Mechanism
 from .result import AuditResult, BoundTest, Witness
 from .types import Claim, Dataset
 
-
-
 __all__ = ["Dataset", "Claim", "Learner", "Mechanism", "audit", "audit_learner", "AuditResult",
            "Witness", "BoundTest", "Pair", "Budget", "PrivauditError", "BlackBoxError", "__version__"]

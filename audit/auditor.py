@@ -25,17 +25,32 @@ import numpy as np
 from . import stats
 from .budget import DEFAULT_CONFIRM_RUNS, DEFAULT_EXPLORE_RUNS
 from .errors import PrivauditError
-from .events import (Candidate, discrete_candidates, label_candidates, objective, select,
-                     threshold_candidates)
+from .events import (
+    Candidate,
+    discrete_candidates,
+    label_candidates,
+    objective,
+    select,
+    threshold_candidates,
+)
+from .extensions import find_search
+from .interfaces import (
+    certified_of,
+    claim_of,
+    is_learner,
+    is_mechanism,
+    name_of,
+    own_data,
+    own_pairs,
+    own_queries,
+    params_of,
+)
 from .neighbours import check_neighbours
+from .provenance import git_commit, versions
 from .reducers import CodeCounter, EventCounter, HistogramCounter
 from .result import AuditResult, BoundTest, Witness
 from .runners.base import Job, Runner, call_blackbox, chunk_rng
 from .runners.local import LocalRunner
-from .extensions import find_search
-from .interfaces import (certified_of, claim_of, is_learner, is_mechanism, name_of, own_data, own_pairs, own_queries,
-                         params_of)
-from .provenance import git_commit, versions
 from .types import Claim, Dataset, as_dataset, as_queries
 
 PILOT_RUNS = 2_000

@@ -21,7 +21,9 @@ _SPECIAL = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
 def encode(x: Any) -> Any:
-    """`x` with every non-finite float replaced by its string and numpy types made plain."""
+    """`x` as plain JSON types: non-finite floats become their strings, numpy scalars and arrays
+    numbers and lists, tuples lists, objects with ``to_dict()`` their dict, anything else its
+    ``str``."""
     if isinstance(x, (bool, np.bool_)):
         return bool(x)
     if isinstance(x, (float, np.floating)):
@@ -39,7 +41,11 @@ def encode(x: Any) -> Any:
         return {str(k): encode(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [encode(v) for v in x]
-    return x
+    if x is None or isinstance(x, (str, int)):
+        return x
+    if callable(getattr(x, "to_dict", None)):     # result objects, claims, datasets
+        return encode(x.to_dict())
+    return str(x)   # e.g. a Path among the parameters: readable, never pickled
 
 
 def decode_number(x: Any) -> Any:

@@ -6,27 +6,19 @@ it back, checking `schema_version`.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from .errors import PrivauditError
+from .jsonnum import decode_number, encode
 from .types import Claim
 
 SCHEMA_VERSION = 1
 
 
-def _num(x: float) -> Any:
-    """JSON has no infinities: encode them as strings."""
-    if isinstance(x, float) and (math.isinf(x) or math.isnan(x)):
-        return str(x)
-    return x
-
-
-def _unnum(x: Any) -> Any:
-    if isinstance(x, str) and x in ("inf", "-inf", "nan"):
-        return float(x)
-    return x
+# one JSON encoding of numbers for results, suites and search histories (audit.jsonnum)
+_num = encode
+_unnum = decode_number
 
 
 @dataclass

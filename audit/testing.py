@@ -21,8 +21,8 @@ import contextvars
 from typing import Any
 
 from .budget import Budget, preset
-from .request import AuditRequest, run_request
 from .errors import PrivauditError
+from .request import AuditRequest, run_request
 from .result import AuditResult
 
 # Smaller than the CLI's defaults: test suites should stay fast. Pure-DP bugs of loss

@@ -34,11 +34,16 @@ from typing import Any
 
 import algorithms as registry
 from audit import stats
-from audit.budget import DEFAULT_CONFIDENCE, DEFAULT_CONFIRM_RUNS, DEFAULT_EXPLORE_RUNS, Budget
+from audit.budget import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_CONFIRM_RUNS,
+    DEFAULT_EXPLORE_RUNS,
+    Budget,
+)
 from audit.errors import PrivauditError
 from audit.interfaces import is_learner
-from audit.types import Claim
 from audit.request import AuditRequest, resolve_claim
+from audit.types import Claim
 from privaudit.loading import read_inputs
 from privaudit.resolve import build_target
 

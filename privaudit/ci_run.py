@@ -34,11 +34,10 @@ import time
 import traceback
 from typing import Any, Callable
 
-from audit.provenance import git_commit, versions
-
 from audit import stats
-from audit.request import run_request
 from audit.errors import PrivauditError
+from audit.provenance import git_commit, versions
+from audit.request import run_request
 from audit.result import AuditResult, BoundTest
 from audit.runners.factory import make_runner
 from audit.suite import SuiteEntry, SuiteResult

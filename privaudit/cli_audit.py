@@ -9,21 +9,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-
 import algorithms
 from algorithms.registry import CONTROL_PREFIXES
 from audit.budget import DEFAULT_CONFIRM_RUNS, Budget
-from audit.request import AuditRequest, run_request
 from audit.errors import PrivauditError
 from audit.interfaces import is_learner
 from audit.journal import Journal, interrupt_on_sigterm
+from audit.request import AuditRequest, run_request
 from audit.runners import LocalRunner
 from audit.runners.factory import make_runner
 from privaudit.loading import read_inputs, read_json
 from privaudit.progress import ProgressRunner
 from privaudit.resolve import Target, build_target, parse_params
 from reports import write_reports
-
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,15 +16,12 @@ from pathlib import Path
 
 from audit.errors import PrivauditError
 
+from .html import (
+    render_html,  # matplotlib and jinja2 are imported when a page is rendered
+)
 from .jsonio import from_obj, load, loads, to_json
 from .markdown import render_markdown
 from .schema import validate
-
-
-def render_html(obj) -> str:
-    """One self-contained HTML page for an `AuditResult` or a `SuiteResult`."""
-    from .html import render_html as _render   # matplotlib and jinja2 load only here
-    return _render(obj)
 
 
 def write_reports(obj, out_dir: str | os.PathLike) -> dict:

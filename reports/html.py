@@ -7,7 +7,6 @@ history, versions) is escaped. Only the SVG produced by `reports.plots` is marke
 
 from __future__ import annotations
 
-import json
 import math
 from functools import lru_cache
 
@@ -18,6 +17,7 @@ from audit.result import AuditResult
 from audit.suite import SuiteResult
 
 from . import context as ctx
+from . import plots as P
 
 
 @lru_cache(maxsize=1)
@@ -38,7 +38,6 @@ def _plot(fn, *args) -> Markup:
 
 def audit_view(result: AuditResult, plots: bool = True, anchor: str = "") -> dict:
     """Everything the audit template shows, as plain values (and safe SVG markup)."""
-    from . import plots as P
 
     claim = result.claim
     test = ctx.witness_test(result)
@@ -80,7 +79,6 @@ def audit_view(result: AuditResult, plots: bool = True, anchor: str = "") -> dic
 
 
 def suite_view(suite: SuiteResult) -> dict:
-    from . import plots as P
 
     entries = []
     for i, e in enumerate(suite.entries):

@@ -7,40 +7,17 @@ follows ``schema/suite-v1.json`` and is recognised by ``"format": "privaudit-sui
 from __future__ import annotations
 
 import json
-import math
 import os
 from typing import Any
 
-import numpy as np
-
 from audit.errors import PrivauditError
+from audit.jsonnum import encode
 from audit.result import SCHEMA_VERSION, AuditResult
 from audit.suite import SUITE_FORMAT, SUITE_SCHEMA_VERSION, SuiteResult
 
 from .schema import RESULT_SCHEMA, SUITE_SCHEMA, check
 
-
-def jsonable(obj: Any) -> Any:
-    """Plain JSON types for `obj`: numpy scalars and arrays become numbers and lists, tuples
-    become lists, non-finite floats the strings "inf", "-inf", "nan" (the schemas' convention)."""
-    if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return jsonable(obj.tolist())
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        f = float(obj)
-        return f if math.isfinite(f) else str(f)
-    if obj is None or isinstance(obj, str):
-        return obj
-    if hasattr(obj, "to_dict"):
-        return jsonable(obj.to_dict())
-    return str(obj)   # e.g. a Path in params: readable, never pickled
+jsonable = encode     # the one JSON encoding of numbers (audit.jsonnum), kept under its old name
 
 
 def to_dict(obj: AuditResult | SuiteResult) -> dict:

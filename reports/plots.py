@@ -24,7 +24,7 @@ RED, GREEN, BLUE, GREY, ORANGE = "#c62828", "#2e7d32", "#1565c0", "#757575", "#e
 
 
 def _figure(width: float, height: float):
-    from matplotlib.figure import Figure   # lazy: only HTML rendering needs matplotlib
+    from matplotlib.figure import Figure  # lazy: only HTML rendering needs matplotlib
     return Figure(figsize=(width, height), dpi=96, layout="constrained")
 
 

@@ -16,8 +16,8 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ..errors import BlackBoxError, PrivauditError
-from ..reducers import Reducer, Reduction
 from ..interfaces import is_learner
+from ..reducers import Reducer, Reduction
 from ..types import Dataset
 
 DEFAULT_CHUNK_RUNS_MECHANISM = 1 << 18
