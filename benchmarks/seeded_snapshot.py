@@ -29,7 +29,7 @@ def _row(result) -> dict:
             "search": d.get("search", {}).get("pairs_found") if isinstance(d.get("search"), dict) else None}
 
 
-def snapshot(explore: int, confirm: int, only: str | None) -> dict:
+def snapshot(explore: int, confirm: int, only: str | None, search: bool = False) -> dict:
     import algorithms
     from audit import audit, audit_learner
     from audit.runners import LocalRunner
@@ -39,13 +39,18 @@ def snapshot(explore: int, confirm: int, only: str | None) -> dict:
         if only and not name.startswith(only):
             continue
         spec = algorithms.spec(name)
-        for variant in spec.variants:
-            key = f"{name}/{variant}"
+        if search and spec.kind != "learner":
+            continue
+        for variant in (["correct"] if search else spec.variants):
+            key = f"{name}/{variant}" + ("/search" if search else "")
             t0 = time.perf_counter()
             try:
                 obj = algorithms.get(name, **({} if variant == "correct" else {"variant": variant}))
                 common = dict(explore_runs=explore, confirm_runs=confirm, seed=0, runner=LocalRunner())
-                if callable(getattr(obj, "predict", None)):
+                if search:   # the generic search (attacks/) with no pairs, at a small budget
+                    res = audit_learner(obj, search_options={"search_runs": 4 * explore,
+                                                             "candidates": 8}, **common)
+                elif callable(getattr(obj, "predict", None)):
                     res = audit_learner(obj, **common)
                 else:
                     res = audit(obj, None, **common)
@@ -82,11 +87,13 @@ def main() -> int:
     p.add_argument("--confirm", type=int, default=20_000)
     p.add_argument("--only", help="only names starting with this prefix")
     p.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
+    p.add_argument("--search", action="store_true",
+                   help="audit each learner's correct variant through the search instead")
     args = p.parse_args()
     if args.compare:
         with open(args.compare[0]) as fa, open(args.compare[1]) as fb:
             return compare(json.load(fa), json.load(fb))
-    snap = snapshot(args.explore, args.confirm, args.only)
+    snap = snapshot(args.explore, args.confirm, args.only, args.search)
     text = json.dumps(snap, indent=1, sort_keys=True, default=lambda x: None if isinstance(x, float) and math.isnan(x) else str(x))
     if args.out:
         with open(args.out, "w") as f:
