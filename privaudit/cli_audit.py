@@ -11,6 +11,7 @@ from pathlib import Path
 
 import algorithms
 from algorithms.registry import CONTROL_PREFIXES
+from audit import jsonnum
 from audit.budget import DEFAULT_CONFIRM_RUNS, Budget
 from audit.errors import PrivauditError
 from audit.interfaces import is_learner
@@ -85,7 +86,7 @@ def run_list(args: argparse.Namespace) -> int:
 
     rows = [algorithms.info(n) for n in algorithms.names()]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(jsonnum.dumps(rows, indent=2))
         return 0
     for r in rows:
         c = r["claim"] or {}
@@ -215,7 +216,7 @@ def run_audit(args: argparse.Namespace) -> int:
     if out is not None:
         write_reports(result, out)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(jsonnum.dumps(result.to_dict(), indent=2))
     else:
         print(result.summary())
         note = target.expectation_note()

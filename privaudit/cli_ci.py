@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from audit import jsonnum
 from audit.errors import PrivauditError
 from audit.suite import SuiteResult
 from privaudit.ci_config import load_config
@@ -158,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         write_reports(suite, args.out)
     if args.json:
-        print(json.dumps(suite.to_dict(), indent=2))
+        print(jsonnum.dumps(suite.to_dict(), indent=2))
     else:
         print(table(suite))
         print(guarantee)
