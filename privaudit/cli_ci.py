@@ -8,7 +8,6 @@ hold, a planted bug no longer caught, an audit that crashed, or -- with ``--fail
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
