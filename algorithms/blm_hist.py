@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from audit.errors import PrivauditError
-from audit.types import Claim
+from audit.types import Claim, Dataset
 
 from .df_common import check_positive
 from .df_em import EM_VARIANTS, ExponentialMechanismLearner, em_pick, em_scale
+from .hypotheses import make_class
 from .registry import register
 
 PAPER = "Bun, Livni & Moran, An equivalence between private classification and online prediction (FOCS 2020)"
@@ -261,8 +262,6 @@ def gl_design(H, epsilon: float, x0: int | None = None, gap: int | None = None, 
     disagree only at ``x_j``; ``S'`` has ``g`` more examples at ``x_j`` labelled ``b(x_j) = 0``
     than ``1``, the neighbour flips one 1 into a 0 (gap ``g + 2``); ``pad`` examples at each
     neighbouring point give every other threshold at least ``pad`` errors."""
-    from audit.types import Dataset
-
     if H.N < 3:
         raise PrivauditError("the GenericLearner design needs a domain of at least 3 points")
     j = H.N // 2 if x0 is None else int(x0)
@@ -281,8 +280,6 @@ def gl_design(H, epsilon: float, x0: int | None = None, gap: int | None = None, 
 def blm_gl(epsilon: float = 1.0, cls: str = "thr", grid: int = 8, variant: str = "correct"):
     """GenericLearner (BLM-8) over the whole class ``cls`` (the project's EM learner, shared with
     ``df-b3``), with spec 6.3's two-candidate designs as its default pairs."""
-    from .hypotheses import make_class
-
     if variant not in GL_VARIANTS:
         raise PrivauditError(f"unknown GenericLearner variant {variant!r}; valid: {', '.join(GL_VARIANTS)}")
     epsilon = check_positive("epsilon", epsilon)

@@ -36,8 +36,8 @@ from audit.errors import PrivauditError
 from audit.types import Claim, Dataset
 
 from . import df_designs
-from .df_common import (PAPER, DFLearner, Groups, check_positive, count_distribution, em_logits,
-                        em_probs, em_sample, sample_counts)
+from .df_common import (PAPER, DFLearner, Groups, check_positive, count_distribution, em_probs,
+                        em_sample, sample_counts, summarize)
 from .hypotheses import HypothesisClass, make_class
 from .registry import register
 
@@ -158,7 +158,6 @@ class ExponentialMechanismLearner(DFLearner):
 
     def exact_model(self, data: Dataset) -> np.ndarray:
         """Exact distribution over the candidate rows (no subsampling): (len(candidates),)."""
-        from .df_common import summarize
         G = summarize(self.H, data)
         return self._probs_given_score(G.err[self.cand].astype(np.float64), G.n)[0]
 

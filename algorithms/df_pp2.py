@@ -58,9 +58,23 @@ from audit.types import Claim, Dataset
 
 from .df_baselines import groups_of, pair_gap_inclusion
 from .df_common import cached_fit, em_probs, em_sample, subset_distribution
-from .df_real import (PAPER, Prepared, aggregate, aggregate_prob, block_of_position, block_votes,
-                      check_choice, check_positive, check_runs, default_k, fixed_block_counts,
-                      flip_labels, prepare, random_partition_votes)
+from .df_real import (
+    PAPER,
+    Prepared,
+    RealizablePrivateLearner,
+    aggregate,
+    aggregate_prob,
+    block_of_position,
+    block_votes,
+    check_choice,
+    check_positive,
+    check_runs,
+    default_k,
+    fixed_block_counts,
+    flip_labels,
+    prepare,
+    random_partition_votes,
+)
 from .hypotheses import HypothesisClass, make_class
 from .registry import register
 
@@ -222,7 +236,6 @@ class PrivatePredictionLearner:
     def ar_component(self, n: int):
         """The inner ``A^R`` as a standalone learner for ``n`` records, claiming what DF-PP2
         needs of it: ``eps0``-private prediction (component audit, spec 3.7 / 5.6 BV-PP2-1)."""
-        from .df_real import RealizablePrivateLearner
         eps_R, k = self.ar_params(int(n))
         comp = RealizablePrivateLearner(epsilon=eps_R, alpha=self.alpha, k=k, hclass=self.hclass,
                                         grid=self.grid,
@@ -382,7 +395,7 @@ def pair_split_class(H: HypothesisClass, k: int, q: int, eps0: float,
     is in ``T`` (probability ``n'/n``).
     """
     if not 0 <= q < H.N - 9:
-        raise PrivauditError(f"pair_split_class: the query index must leave 8 grid points to its right")
+        raise PrivauditError("pair_split_class: the query index must leave 8 grid points to its right")
     delta = split_excess(eps0)
     n = max(k + 1, delta + 2, math.ceil(1 / subsample) if subsample > 0 else 0)
     if (n - 1 + delta) % 2:                         # m0 + m1 = n - 1 with m1 - m0 = Delta

@@ -29,7 +29,7 @@ C. Dwork and V. Feldman, "Privacy-preserving prediction", COLT 2018, Theorem 4.1
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 

@@ -46,7 +46,7 @@ from audit.types import Claim, Dataset
 from . import df_designs
 from .df_common import (PAPER, DFLearner, Groups, cached_fit, check_positive, count_distribution,
                         data_seed, em_probs, em_sample, hit_from_counts, sample_counts,
-                        subset_distribution, summarize)
+                        subset_distribution)
 from .hypotheses import HypothesisClass, make_class
 from .registry import register
 

@@ -766,52 +766,6 @@ def lwy_p1(eps_agg: float = 1.0, alpha: float = 0.5, cls: str = "thr", grid: int
     return L
 
 
-P2_VARIANTS = {"correct": "Theorem 20: A_Agnostic with A = P1 (eps_agg = 1), a fresh pipeline per query",
-               "v15": "BUG V15: r computed for eps_agg = 1 but the aggregator applies eps "
-                      "(utility regression only; privacy unaffected)",
-               "v14": "BUG V14: one I, h and partition shared by all queries of a run, claiming the "
-                      "single-query eps for the transcript (model scope); white-box only: its excess "
-                      "loss lives in events of probability < 1e-10 (a correlation test catches it)",
-               "v17": "BUG V17: P1's portions cut from T in record-index order (no shuffle); "
-                      "white-box only: positional replace-one neighbours change one portion either "
-                      "way (the permutation-invariance test catches it)"}
-
-
-@register("lwy-p2", kind="learner", paper=PAPER, section="Theorem 20 (agnostic private prediction)",
-          summary="A_Agnostic with the subsample-and-aggregate predictor of Lemma 19 as A",
-          variants=P2_VARIANTS,
-          # spec 4.4: V15 "privacy unaffected; utility regression"; V17 "hard to realize
-          # black-box; white-box permutation test"; V14: the spec's tail heuristic needs events of
-          # probability < 1e-10 here (measured, see lwy_extra), so only exact/white-box tests see it
-          expect={"v14": "white-box", "v15": "utility", "v17": "white-box"})
-def lwy_p2(epsilon: float = 0.1, alpha: float = 0.5, cls: str = "thr", grid: int = 8,
-           n: int = 1000, neighbours: str = "auto", variant: str = "correct") -> Aggregate:
-    """P2; certified ``ln(e^eps + 4 a2 e k/(n-k))`` per query, label flips ``eps``."""
-    epsilon = check_positive("epsilon", epsilon, upper=1.0 / 3.0 + 1e-12)
-    alpha = check_positive("alpha", alpha, upper=0.999)
-    n = _check_n(n)
-    _check_neighbours(neighbours)
-    neighbours = "replace-one" if neighbours == "auto" else neighbours
-    H = grid_class(cls, grid)
-    L = Aggregate(H, alpha, 1.0, "em", variant, epsilon=epsilon)
-    L.name = "lwy-p2"
-    L.base = Base("em", 1.0, 0.0)
-    _claims_n2(L, n, neighbours)
-    if neighbours == "label":
-        n1, c1 = designs.d1_sizes(epsilon, min_k=L.r)
-        L.pairs = [designs.d1_label(n1, c1)]
-        L.queries = np.array([[2.0]])
-    else:
-        L.pairs = [designs.d2_membership(n)]
-        L.queries = np.array([[2.0]])
-    L.params = dict(epsilon=epsilon, alpha=alpha, cls=cls, grid=grid, n=n, neighbours=neighbours,
-                    variant=variant, r=L.r)
-    if variant in ("v14", "v17"):
-        from .lwy_extra import p2_variant   # the planted bugs live in lwy_extra (imports this module)
-        L = p2_variant(L, variant)
-    return L
-
-
 __all__ = ["Transformation", "Relabel", "Auxiliary", "SubsampledBase", "Aggregate", "lwy_n1",
-           "lwy_n2", "lwy_n3", "lwy_b1", "lwy_b3", "lwy_m4", "lwy_w1", "lwy_p1", "lwy_p2",
+           "lwy_n2", "lwy_n3", "lwy_b1", "lwy_b3", "lwy_m4", "lwy_w1", "lwy_p1",
            "N2_VARIANTS"]

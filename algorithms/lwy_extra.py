@@ -29,7 +29,8 @@ from audit.types import Claim, Dataset
 
 from . import lwy_designs as designs
 from .df_common import check_positive
-from .li_wang_ye import Aggregate, Transformation, _check_base, _check_n, _check_neighbours, _thr_queries
+from .li_wang_ye import (Aggregate, Transformation, _check_base, _check_n, _check_neighbours, _claims_n2,
+                         _thr_queries)
 from .lwy_core import (PAPER, Base, Cells, RelabelRule, aggregate, b1_certified, base_outputs, base_probs, cells_of,
                        em_sample, grid_class, k_of, n2_certified, pick, pick_probs, portion_counts,
                        relabel_logits, subsample_counts)
@@ -309,4 +310,50 @@ def p2_variant(L: Aggregate, variant: str) -> Aggregate:
     return B
 
 
-__all__ = ["PublicPart", "Calibrated", "calibrate", "lwy_p0", "SharedStateP2", "lwy_b2", "p2_variant", "V14_DOC", "V17_DOC"]
+
+# lwy-p2 lives here, beside its planted bugs (V14 / V17), so li_wang_ye needs nothing from this module
+P2_VARIANTS = {"correct": "Theorem 20: A_Agnostic with A = P1 (eps_agg = 1), a fresh pipeline per query",
+               "v15": "BUG V15: r computed for eps_agg = 1 but the aggregator applies eps "
+                      "(utility regression only; privacy unaffected)",
+               "v14": "BUG V14: one I, h and partition shared by all queries of a run, claiming the "
+                      "single-query eps for the transcript (model scope); white-box only: its excess "
+                      "loss lives in events of probability < 1e-10 (a correlation test catches it)",
+               "v17": "BUG V17: P1's portions cut from T in record-index order (no shuffle); "
+                      "white-box only: positional replace-one neighbours change one portion either "
+                      "way (the permutation-invariance test catches it)"}
+
+
+@register("lwy-p2", kind="learner", paper=PAPER, section="Theorem 20 (agnostic private prediction)",
+          summary="A_Agnostic with the subsample-and-aggregate predictor of Lemma 19 as A",
+          variants=P2_VARIANTS,
+          # spec 4.4: V15 "privacy unaffected; utility regression"; V17 "hard to realize
+          # black-box; white-box permutation test"; V14: the spec's tail heuristic needs events of
+          # probability < 1e-10 here (measured, see SharedStateP2 below), so only exact/white-box tests see it
+          expect={"v14": "white-box", "v15": "utility", "v17": "white-box"})
+def lwy_p2(epsilon: float = 0.1, alpha: float = 0.5, cls: str = "thr", grid: int = 8,
+           n: int = 1000, neighbours: str = "auto", variant: str = "correct") -> Aggregate:
+    """P2; certified ``ln(e^eps + 4 a2 e k/(n-k))`` per query, label flips ``eps``."""
+    epsilon = check_positive("epsilon", epsilon, upper=1.0 / 3.0 + 1e-12)
+    alpha = check_positive("alpha", alpha, upper=0.999)
+    n = _check_n(n)
+    _check_neighbours(neighbours)
+    neighbours = "replace-one" if neighbours == "auto" else neighbours
+    H = grid_class(cls, grid)
+    L = Aggregate(H, alpha, 1.0, "em", variant, epsilon=epsilon)
+    L.name = "lwy-p2"
+    L.base = Base("em", 1.0, 0.0)
+    _claims_n2(L, n, neighbours)
+    if neighbours == "label":
+        n1, c1 = designs.d1_sizes(epsilon, min_k=L.r)
+        L.pairs = [designs.d1_label(n1, c1)]
+        L.queries = np.array([[2.0]])
+    else:
+        L.pairs = [designs.d2_membership(n)]
+        L.queries = np.array([[2.0]])
+    L.params = dict(epsilon=epsilon, alpha=alpha, cls=cls, grid=grid, n=n, neighbours=neighbours,
+                    variant=variant, r=L.r)
+    if variant in ("v14", "v17"):
+        L = p2_variant(L, variant)
+    return L
+
+__all__ = ["PublicPart", "Calibrated", "calibrate", "lwy_p0", "SharedStateP2", "lwy_b2", "p2_variant", "lwy_p2", "P2_VARIANTS", "V14_DOC", "V17_DOC"]

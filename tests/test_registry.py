@@ -61,19 +61,17 @@ def test_positive_controls_expect_a_violation_and_marked_bugs_have_white_box_tes
 
 
 def test_cli_notes_a_white_box_only_variant(capsys):
-    from audit.cli import main
+    from privaudit.cli import main
 
     main(["list"])
     assert "white-box-only bugs (a black-box audit passes them): v14, v17" in capsys.readouterr().out
 
 
 def test_cli_expectation_note_per_kind():
-    import argparse
-
-    from audit.cli_audit import _expectation_note
+    from privaudit.resolve import Target
 
     def note(name, variant):
-        return _expectation_note(argparse.Namespace(algorithm=name), {"variant": variant})
+        return Target(None, name, {"variant": variant}, algorithm=name).expectation_note()
 
     assert "white-box-only" in note("lwy-p2", "v17")
     assert "utility-only" in note("lwy-p2", "v15")
