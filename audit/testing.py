@@ -9,7 +9,7 @@ violation of the claim is confirmed; the message names epsilon_lower, the claim,
 (pair, event, direction, counts) and the call that reproduces it. Seeds are fixed (``seed=0``
 unless given), so a test gives the same verdict on every run.
 
-Error control across a test session: the pytest plugin (`audit.pytest_plugin`) gives tests marked
+Error control across a test session: the pytest plugin (`privaudit.pytest_plugin`) gives tests marked
 ``@pytest.mark.privacy`` a share ``(1 - session confidence) / M`` of the session's false-alarm
 budget, M being the number of assert_private calls all marked tests declare, and reports the
 session's total in the terminal summary.

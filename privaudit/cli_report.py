@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         for target, text in outputs:
             _write(target, text)
     except PrivauditError as exc:
-        # Handled here too, so the module works under any driver, not only audit.cli.main.
+        # Handled here too, so the module works under any driver, not only privaudit.cli.main.
         print(f"privaudit: error: {exc}", file=sys.stderr)
         return 2
     return 0
