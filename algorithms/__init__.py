@@ -13,15 +13,10 @@ Planted bugs are chosen with ``variant="bv-…"``; ``variant="correct"`` is the 
 from .registry import Spec, coerce_params, get, info, names, register, spec
 
 # Importing a module registers its algorithms.
-from . import mechanisms  # noqa: F401,E402
+from . import building_blocks  # noqa: F401,E402  (registration, one subpackage per paper)
 from . import li_wang_ye  # noqa: F401,E402
-from . import lwy_extra  # noqa: F401,E402
-from . import df_em  # noqa: F401,E402
-from . import df_sta  # noqa: F401,E402
-from . import df_real  # noqa: F401,E402
-from . import df_baselines  # noqa: F401,E402
+from . import dagan_feldman  # noqa: F401,E402
 from . import chaudhuri_hsu  # noqa: F401,E402
-from . import df_pp2  # noqa: F401,E402
 from . import bun_livni_moran  # noqa: F401,E402
 
 __all__ = ["names", "get", "info", "register", "spec", "Spec", "coerce_params"]

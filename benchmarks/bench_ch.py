@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import algorithms
-from algorithms.chaudhuri_hsu import _ds
+from algorithms.chaudhuri_hsu.learners import _ds
 from audit.reducers import CodeCounter
 from audit.runners import Job, LocalRunner
 

@@ -28,7 +28,7 @@ def throughput(runs: int) -> None:
         ("dp-rr", {}, np.array([0]), EventCounter((CodeSet((1,)),))),
         ("dp-laplace", {}, np.array([0.0]), HistogramCounter(((1.0,),), (tuple(np.linspace(-5, 5, 200)),))),
         ("dp-gaussian", {}, np.array([0.0]), HistogramCounter(((1.0,),), (tuple(np.linspace(-5, 5, 200)),))),
-        ("dp-em", {"k": 20}, algorithms.mechanisms.em_worst_pair(20)[0], CodeCounter()),
+        ("dp-em", {"k": 20}, algorithms.building_blocks.mechanisms.em_worst_pair(20)[0], CodeCounter()),
     ]
     for name, params, inp, red in cases:
         mech = algorithms.get(name, **params)

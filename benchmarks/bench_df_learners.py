@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 import algorithms
-from algorithms.df_designs import d3_stable_not_private
+from algorithms.dagan_feldman.designs import d3_stable_not_private
 
 CASES = [("df-em", {}), ("df-em", {"eta": 0.1}), ("df-b3", {}), ("df-sta", {}),
          ("df-sta", {"mode": "formal"}), ("df-cor1", {})]

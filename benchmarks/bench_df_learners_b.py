@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 import algorithms
-from algorithms.df_baselines import pair_gap_inclusion
-from algorithms.df_real import pair_unanimous
+from algorithms.dagan_feldman.baselines import pair_gap_inclusion
+from algorithms.dagan_feldman.real import pair_unanimous
 from audit.types import Dataset
 
 CASES = [("df-real", {}), ("df-real", {"variant": "nc-5"}), ("df-pp2", {}),

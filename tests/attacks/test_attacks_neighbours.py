@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from algorithms.hypotheses import intervals, rectangles, thresholds
+from algorithms.common.hypotheses import intervals, rectangles, thresholds
 from attacks import neighbours as nb
 from attacks.domain import Domain, data_domain, learner_domain
 from attacks.families import adversarial_family, data_family, design_trials, random_family

@@ -1,0 +1,284 @@
+"""Classic differential-privacy building blocks as vectorised `Mechanism` black boxes.
+
+Every mechanism draws all its randomness for ``runs`` runs in one numpy call. Each class states
+its claim; each planted-bug variant says which bug it plants. Default adversarial inputs are in
+the ``pairs`` attribute, so ``audit(mech, mech.pairs)`` is meaningful out of the box.
+
+References
+----------
+.. [W65] S. L. Warner, "Randomized response", JASA 60 (1965).
+.. [DMNS06] C. Dwork, F. McSherry, K. Nissim, A. Smith, "Calibrating noise to sensitivity in
+   private data analysis", TCC 2006 (the Laplace mechanism).
+.. [DR14] C. Dwork, A. Roth, "The algorithmic foundations of differential privacy" (2014),
+   Thm 3.6 (Laplace), Thm A.1 (Gaussian), Thm 3.10 (exponential mechanism).
+.. [MT07] F. McSherry, K. Talwar, "Mechanism design via differential privacy", FOCS 2007.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from audit.errors import PrivauditError
+from audit.types import Claim
+
+from ..registry import register
+
+
+def _check_epsilon(epsilon: float, name: str = "epsilon") -> float:
+    try:
+        e = float(epsilon)
+    except (TypeError, ValueError):
+        raise PrivauditError(f"{name} must be a number, got {epsilon!r}") from None
+    if not math.isfinite(e) or e <= 0:
+        raise PrivauditError(f"{name} must be finite and > 0, got {epsilon!r}")
+    return e
+
+
+def _as_vector(inp, name: str) -> np.ndarray:
+    try:
+        v = np.asarray(inp, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise PrivauditError(f"{name}: input must be numeric, got {type(inp).__name__}") from None
+    if v.size == 0 or not np.all(np.isfinite(v)):
+        raise PrivauditError(f"{name}: input must be a non-empty finite array")
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class RandomizedResponse:
+    """Randomized response [W65]: report the input bit with probability e^eps / (1 + e^eps).
+
+    Claim: epsilon-DP (pure) for one record (replace-one: the bit changes), model scope.
+    Input: an array holding one bit; output: (runs,) int8 bits.
+
+    Variants
+    --------
+    correct
+    bv-rr-eps : keeps the bit with probability e^(2 eps)/(1+e^(2 eps)) while claiming eps
+        (a mis-stated epsilon: the true loss is 2 eps).
+    bv-rr-det : reports the bit itself with probability 1 in 1 run out of ``1/flaw_rate``
+        (a "debug path" that leaks the input; infinite loss, small probability).
+    """
+
+    epsilon: float = 1.0
+    variant: str = "correct"
+    flaw_rate: float = 0.01
+    name: str = "dp-rr"
+    pairs: list = field(default_factory=lambda: [(np.array([0]), np.array([1]))])
+
+    def __post_init__(self) -> None:
+        self.epsilon = _check_epsilon(self.epsilon)
+        self.claim = Claim(self.epsilon, 0.0, "replace-one", "model")
+        true_eps = 2 * self.epsilon if self.variant == "bv-rr-eps" else self.epsilon
+        self.p_keep = math.exp(true_eps) / (1.0 + math.exp(true_eps))
+
+    def sample(self, inp, runs: int, rng: np.random.Generator) -> np.ndarray:
+        v = np.asarray(inp).reshape(-1)
+        if v.size != 1 or v[0] not in (0, 1):
+            raise PrivauditError(f"{self.name}: input must be one bit (0 or 1), got {np.asarray(inp).tolist()}")
+        bit = np.int8(v[0])
+        flip = rng.random(runs) >= self.p_keep
+        out = np.bitwise_xor(bit, flip.view(np.int8))
+        if self.variant == "bv-rr-det":
+            # the leak: a run that takes the debug path outputs 2 + bit, a code that exists
+            # only under one input
+            leak = rng.random(runs) < self.flaw_rate
+            out = np.where(leak, 2 + bit, out).astype(np.int8)
+        return out
+
+    def exact(self, inp) -> dict:
+        """Exact output distribution {code: probability}."""
+        bit = int(np.asarray(inp).reshape(-1)[0])
+        leak = self.flaw_rate if self.variant == "bv-rr-det" else 0.0
+        return {bit: (1 - leak) * self.p_keep, 1 - bit: (1 - leak) * (1 - self.p_keep),
+                **({2 + bit: leak} if leak else {})}
+
+
+@register("dp-rr", kind="mechanism", paper="Warner (1965); Dwork & Roth (2014)",
+          section="DR14 Sec. 3.2 (randomized response)",
+          summary="randomized response on one bit; epsilon-DP",
+          variants={"correct": "keeps the bit with probability e^eps/(1+e^eps)",
+                    "bv-rr-eps": "mis-stated epsilon: actually runs with 2*eps",
+                    "bv-rr-det": "debug path reveals the bit in a fraction flaw_rate of runs"})
+def randomized_response(epsilon: float = 1.0, variant: str = "correct",
+                        flaw_rate: float = 0.01) -> RandomizedResponse:
+    return RandomizedResponse(epsilon=epsilon, variant=variant, flaw_rate=flaw_rate)
+
+
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class LaplaceMechanism:
+    """Laplace mechanism [DMNS06; DR14 Thm 3.6] on the sum query, records in [0, 1].
+
+    Output ``sum(inp) + Lap(sensitivity / epsilon)``. Claim: epsilon-DP, replace-one, model scope
+    (changing one record moves the sum by at most `sensitivity` = 1).
+
+    Variants
+    --------
+    bv-laplace-scale : noise scale ``sensitivity / (2 epsilon)`` (half the noise; true loss 2 eps).
+    bv-laplace-sensitivity : clamps records to [0, 2] but still calibrates to sensitivity 1.
+    """
+
+    epsilon: float = 1.0
+    sensitivity: float = 1.0
+    variant: str = "correct"
+    name: str = "dp-laplace"
+    pairs: list = field(default_factory=lambda: [(np.array([0.0]), np.array([1.0]))])
+
+    def __post_init__(self) -> None:
+        self.epsilon = _check_epsilon(self.epsilon)
+        self.sensitivity = _check_epsilon(self.sensitivity, "sensitivity")
+        self.claim = Claim(self.epsilon, 0.0, "replace-one", "model")
+        self.scale = self.sensitivity / self.epsilon
+        if self.variant == "bv-laplace-scale":
+            self.scale /= 2.0
+        if self.variant == "bv-laplace-sensitivity":
+            self.pairs = [(np.array([0.0]), np.array([2.0]))]
+
+    def sample(self, inp, runs: int, rng: np.random.Generator) -> np.ndarray:
+        v = _as_vector(inp, self.name)
+        hi = 2.0 if self.variant == "bv-laplace-sensitivity" else 1.0
+        value = np.clip(v, 0.0, hi).sum()
+        return value + rng.laplace(0.0, self.scale, size=runs)
+
+
+@register("dp-laplace", kind="mechanism", paper="Dwork, McSherry, Nissim & Smith (2006)",
+          section="DR14 Thm 3.6 (Laplace mechanism)",
+          summary="sum query of records in [0,1] plus Laplace(1/eps) noise; epsilon-DP",
+          variants={"correct": "noise scale sensitivity/epsilon",
+                    "bv-laplace-scale": "noise scale halved (true loss 2*eps)",
+                    "bv-laplace-sensitivity": "records clamped to [0,2] but noise calibrated to 1"})
+def laplace(epsilon: float = 1.0, sensitivity: float = 1.0, variant: str = "correct") -> LaplaceMechanism:
+    return LaplaceMechanism(epsilon=epsilon, sensitivity=sensitivity, variant=variant)
+
+
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class GaussianMechanism:
+    """Gaussian mechanism [DR14 Thm A.1] on the sum query, records in [0, 1].
+
+    Output ``sum(inp) + N(0, sigma^2)`` with ``sigma = sensitivity sqrt(2 ln(1.25/delta)) / eps``.
+    Claim: (epsilon, delta)-DP for epsilon < 1, replace-one, model scope.
+
+    Variants
+    --------
+    bv-gauss-sigma : sigma divided by 4 (the classic "forgot the square root" magnitude slip).
+    """
+
+    epsilon: float = 0.5
+    delta: float = 1e-5
+    sensitivity: float = 1.0
+    variant: str = "correct"
+    name: str = "dp-gaussian"
+    pairs: list = field(default_factory=lambda: [(np.array([0.0]), np.array([1.0]))])
+
+    def __post_init__(self) -> None:
+        self.epsilon = _check_epsilon(self.epsilon)
+        if not 0.0 < float(self.delta) < 1.0:
+            raise PrivauditError(f"{self.name}: delta must be in (0, 1), got {self.delta}")
+        if self.epsilon >= 1.0:
+            raise PrivauditError(f"{self.name}: the classic calibration (DR14 Thm A.1) needs epsilon < 1, "
+                                 f"got {self.epsilon}")
+        self.claim = Claim(self.epsilon, float(self.delta), "replace-one", "model")
+        self.sigma = self.sensitivity * math.sqrt(2 * math.log(1.25 / self.delta)) / self.epsilon
+        if self.variant == "bv-gauss-sigma":
+            self.sigma /= 4.0
+
+    def sample(self, inp, runs: int, rng: np.random.Generator) -> np.ndarray:
+        v = _as_vector(inp, self.name)
+        return np.clip(v, 0.0, 1.0).sum() + rng.normal(0.0, self.sigma, size=runs)
+
+
+@register("dp-gaussian", kind="mechanism", paper="Dwork & Roth (2014)",
+          section="DR14 Thm A.1 (Gaussian mechanism)",
+          summary="sum query plus N(0, sigma^2), sigma = sqrt(2 ln(1.25/delta))/eps; (eps, delta)-DP",
+          variants={"correct": "sigma from DR14 Thm A.1",
+                    "bv-gauss-sigma": "sigma divided by 4"})
+def gaussian(epsilon: float = 0.5, delta: float = 1e-5, sensitivity: float = 1.0,
+             variant: str = "correct") -> GaussianMechanism:
+    return GaussianMechanism(epsilon=epsilon, delta=delta, sensitivity=sensitivity, variant=variant)
+
+
+# ---------------------------------------------------------------------------------------------
+def em_worst_pair(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Utility vectors ``u = (0, 1, ..., 1)`` and ``u' = (1, 0, ..., 0)``: neighbours (every
+    score moves by at most 1) on which candidate 0's loss tends to eps as k grows."""
+    u = np.ones(k)
+    u[0] = 0.0
+    u2 = np.zeros(k)
+    u2[0] = 1.0
+    return u, u2
+
+
+def exponential_log_weights(utilities: np.ndarray, epsilon: float, sensitivity: float,
+                            variant: str = "correct") -> np.ndarray:
+    """Log-weights ``eps u / (2 Delta)`` of the exponential mechanism, max subtracted [MT07]."""
+    factor = epsilon / sensitivity if variant == "bv-em-half" else epsilon / (2.0 * sensitivity)
+    logits = factor * np.asarray(utilities, dtype=np.float64)
+    return logits - logits.max()
+
+
+@dataclass
+class ExponentialMechanism:
+    """Exponential mechanism [MT07; DR14 Thm 3.10] over k candidates with given utilities.
+
+    Input: the utility vector ``u`` (sensitivity `sensitivity`: neighbouring inputs move each
+    score by at most that much). Output: candidate r with probability proportional to
+    ``exp(eps u_r / (2 sensitivity))``, sampled by Gumbel-max in float64 with the max subtracted.
+    Claim: epsilon-DP, replace-one, model scope.
+
+    Variants
+    --------
+    bv-em-half : ``exp(eps u / sensitivity)``, the missing 1/2 (true loss up to 2 eps).
+    bv-em-argmax : returns argmax u (ties to the lowest index): deterministic, infinite loss.
+    """
+
+    epsilon: float = 1.0
+    k: int = 20
+    sensitivity: float = 1.0
+    variant: str = "correct"
+    name: str = "dp-em"
+    pairs: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.epsilon = _check_epsilon(self.epsilon)
+        if int(self.k) < 2:
+            raise PrivauditError(f"{self.name}: k must be >= 2, got {self.k}")
+        self.k = int(self.k)
+        self.claim = Claim(self.epsilon, 0.0, "replace-one", "model")
+        if not self.pairs:
+            self.pairs = [em_worst_pair(self.k)]
+
+    def probabilities(self, inp) -> np.ndarray:
+        w = np.exp(exponential_log_weights(_as_vector(inp, self.name), self.epsilon,
+                                           self.sensitivity, self.variant))
+        if self.variant == "bv-em-argmax":
+            w = np.zeros_like(w)
+            w[int(np.argmax(_as_vector(inp, self.name)))] = 1.0
+        return w / w.sum()
+
+    def sample(self, inp, runs: int, rng: np.random.Generator) -> np.ndarray:
+        u = _as_vector(inp, self.name)
+        if self.variant == "bv-em-argmax":
+            return np.full(runs, int(np.argmax(u)), dtype=np.int64)
+        logits = exponential_log_weights(u, self.epsilon, self.sensitivity, self.variant)
+        gumbel = rng.gumbel(size=(runs, u.size))
+        return np.argmax(gumbel + logits, axis=1)
+
+    def exact(self, inp) -> dict:
+        return {i: float(p) for i, p in enumerate(self.probabilities(inp)) if p > 0}
+
+
+@register("dp-em", kind="mechanism", paper="McSherry & Talwar (2007); Dwork & Roth (2014)",
+          section="DR14 Thm 3.10 (exponential mechanism)",
+          summary="exponential mechanism over k candidates, Gumbel-max; epsilon-DP",
+          variants={"correct": "weights exp(eps u / (2 sensitivity))",
+                    "bv-em-half": "weights exp(eps u / sensitivity): the 1/2 is missing",
+                    "bv-em-argmax": "argmax instead of sampling (deterministic)"})
+def exponential(epsilon: float = 1.0, k: int = 20, sensitivity: float = 1.0,
+                variant: str = "correct") -> ExponentialMechanism:
+    return ExponentialMechanism(epsilon=epsilon, k=k, sensitivity=sensitivity, variant=variant)

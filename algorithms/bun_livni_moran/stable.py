@@ -1,0 +1,225 @@
+"""The Monte-Carlo tournament sampler (BLM-5) and the globally-stable learner G (BLM-6).
+
+``G(batch)`` with ``batch`` of ``m = N + n`` examples (Sec. IV-C2, Theorem 10):
+
+1. ``k`` uniform on ``{0, .., d}`` with ``d = Ldim(H)``;
+2. ``S ~ D~_k`` from the *stream* ``batch[0:N]`` (budget ``N``, global over the recursion and all
+   repeats; drawing past it is ``FAIL``);
+3. output ``SOA(S o T)`` with ``T = batch[N:N+n]`` (never part of the stream), or ``FAIL``.
+
+``D~_k`` (Sec. IV-C1): draw ``S0, S1 ~ D~_{k-1}`` (recursively), then ``T0, T1`` (n examples each,
+in this order: S0, S1, T0, T1 -- audit gadgets rely on it); ``f_b = SOA(S_b o T_b)``; if
+``f0 == f1`` start again from the top (everything is redrawn); else ``x`` = the first point where
+they differ (``pick="first"``, default) or a uniform one (``pick="random"``), ``y`` uniform, and the
+winner is the branch whose prediction at ``x`` is *wrong*: output ``S_w o T_w o (x, y)``.
+
+Two engines compute the same law:
+
+* `GlobalStableLearner.run` simulates G literally with an `rng` (one run per call);
+* `GlobalStableLearner.law` enumerates G's exact output distribution by dynamic programming over
+  (level ``k``, stream position): the stream is fixed, so ``D~_k`` started at position ``p`` has a
+  law over (end position, SOA state) that depends only on ``(k, p)``. The coins are ``k``, the
+  tournament labels ``y`` and (optionally) the pick; positions advance in steps of ``n``, so the
+  table has at most ``(d + 1) (N / n + 1)`` entries. Learners sample G's outputs from this exact
+  law, vectorised over runs (spec 5: caching G is allowed only as its exact output distribution).
+
+G is **not private** (spec 6.1: eps = infinity): it is only globally stable, i.e. some ``f`` has
+``Pr[G(S) = f] >= 1/((d+1) 2^(d+1))`` with ``loss_D(f) <= alpha_G`` when ``S ~ D^m`` is realizable.
+
+References
+----------
+M. Bun, R. Livni and S. Moran, FOCS 2020: Sec. IV-B (tournament distributions D_k), Sec. IV-C1
+(Monte-Carlo approximation), Sec. IV-C2 and Theorem 10 (globally-stable learner), Observation 11,
+Lemmas 12-14.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from audit.errors import PrivauditError
+
+from .soa import SOA, State
+
+FAIL = b"FAIL"            # G's non-hypothesis output (a sentinel key, never a truth table)
+MAX_LAW_WORK = 2_000_000  # pair evaluations allowed in one exact-law computation
+
+
+class _Fail(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class GParams:
+    """Public parameters of G: auxiliary size ``n``, budget ``N`` and the pick rule."""
+
+    n: int
+    N: int
+    pick: str = "first"
+
+    @property
+    def m(self) -> int:
+        return self.N + self.n
+
+
+def paper_params(d: int, alpha_G: float) -> GParams:
+    """Theorem 10's parameters: ``n = ceil(d / alpha_G)``, ``N = 8^(d+1) n``."""
+    n = max(1, math.ceil(d / alpha_G))
+    return GParams(n, 8 ** (d + 1) * n)
+
+
+class GlobalStableLearner:
+    """G of Theorem 10 over the class of `soa`, with parameters `params`.
+
+    Parameters
+    ----------
+    soa : SOA
+        The (extended) SOA of the class; ``d = soa.ldim()``.
+    params : GParams
+        Auxiliary sample size ``n``, budget ``N`` (a multiple of ``n`` is natural but not needed)
+        and pick rule ``"first"`` | ``"random"``.
+    """
+
+    def __init__(self, soa: SOA, params: GParams) -> None:
+        if params.n < 1 or params.N < 0:
+            raise PrivauditError(f"G needs n >= 1 and N >= 0, got n={params.n}, N={params.N}")
+        if params.pick not in ("first", "random"):
+            raise PrivauditError(f"unknown pick rule {params.pick!r}; valid: first, random")
+        self.soa = soa
+        self.p = params
+        self.d = soa.ldim()
+
+    # -- literal simulation (BLM-5 / BLM-6) -----------------------------------------------------
+    def run(self, xs: np.ndarray, ys: np.ndarray, rng: np.random.Generator,
+            k: int | None = None, with_sample: bool = False) -> Any:
+        """One run of G on the batch ``(xs, ys)`` (domain indices, labels); returns the output
+        truth table (bytes) or `FAIL`; with ``with_sample`` also ``(S, k)`` (S = list of (x, y),
+        None on FAIL)."""
+        self._check_batch(xs)
+        if self.d == 0:
+            out = self.soa.hyp(self.soa.init)
+            return (out, [], 0) if with_sample else out
+        n, N = self.p.n, self.p.N
+        pos = [0]
+        soa = self.soa
+
+        def draw() -> tuple[np.ndarray, np.ndarray]:
+            if pos[0] + n > N:
+                raise _Fail
+            a = pos[0]
+            pos[0] += n
+            return xs[a:a + n], ys[a:a + n]
+
+        def sample(level: int) -> tuple[list, State]:
+            if level == 0:
+                return [], soa.init
+            while True:
+                S0, st0 = sample(level - 1)
+                S1, st1 = sample(level - 1)
+                (x0, y0), (x1, y1) = draw(), draw()
+                st0, st1 = soa.feed(st0, x0, y0), soa.feed(st1, x1, y1)
+                f0 = np.frombuffer(soa.hyp(st0), np.int8)
+                f1 = np.frombuffer(soa.hyp(st1), np.int8)
+                dis = np.flatnonzero(f0 != f1)
+                if dis.size == 0:
+                    continue
+                x = int(dis[0]) if self.p.pick == "first" else int(dis[rng.integers(dis.size)])
+                y = int(rng.integers(2))
+                if f0[x] != y:
+                    return S0 + list(zip(x0.tolist(), y0.tolist())) + [(x, y)], soa.step(st0, x, y)
+                return S1 + list(zip(x1.tolist(), y1.tolist())) + [(x, y)], soa.step(st1, x, y)
+
+        kk = int(rng.integers(self.d + 1)) if k is None else int(k)
+        try:
+            S, st = sample(kk)
+        except _Fail:
+            return (FAIL, None, kk) if with_sample else FAIL
+        out = soa.hyp(soa.feed(st, xs[N:N + n], ys[N:N + n]))
+        return (out, S, kk) if with_sample else out
+
+    # -- exact law ---------------------------------------------------------------------------------
+    def law(self, xs: np.ndarray, ys: np.ndarray, k: int | None = None) -> dict:
+        """G's exact output distribution on the batch: ``{truth-table bytes or FAIL: prob}``.
+
+        ``k`` fixes the level (default: uniform on ``{0..d}``, as G does). Raises
+        `PrivauditError` when the enumeration would exceed `MAX_LAW_WORK` pair evaluations.
+        """
+        self._check_batch(xs)
+        soa = self.soa
+        n, N = self.p.n, self.p.N
+        if self.d == 0:
+            return {soa.hyp(soa.init): 1.0}
+        feeds: dict[tuple[State, int], State] = {}
+        work = [0]
+
+        def fed(st: State, a: int) -> State:
+            key = (st, a)
+            out = feeds.get(key)
+            if out is None:
+                out = soa.feed(st, xs[a:a + n], ys[a:a + n])
+                feeds[key] = out
+            return out
+
+        memo: dict[tuple[int, int], dict] = {}
+
+        def dist(level: int, p: int) -> dict:
+            """Law of (end position, state) of D~_level started at stream position p; FAIL key."""
+            key = (level, p)
+            if key in memo:
+                return memo[key]
+            if level == 0:
+                memo[key] = {(p, soa.init): 1.0}
+                return memo[key]
+            out: dict = {}
+            for o0, w0 in dist(level - 1, p).items():
+                if o0 == FAIL:
+                    out[FAIL] = out.get(FAIL, 0.0) + w0
+                    continue
+                for o1, w1 in dist(level - 1, o0[0]).items():
+                    w = w0 * w1
+                    if o1 == FAIL:
+                        out[FAIL] = out.get(FAIL, 0.0) + w
+                        continue
+                    work[0] += 1
+                    if work[0] > MAX_LAW_WORK:
+                        raise PrivauditError("G's exact law is too costly to enumerate on this batch "
+                                             f"(more than {MAX_LAW_WORK} branch pairs); use run()")
+                    a = o1[0]
+                    if a + 2 * n > N:
+                        out[FAIL] = out.get(FAIL, 0.0) + w
+                        continue
+                    st0, st1 = fed(o0[1], a), fed(o1[1], a + n)
+                    f0 = np.frombuffer(soa.hyp(st0), np.int8)
+                    f1 = np.frombuffer(soa.hyp(st1), np.int8)
+                    dis = np.flatnonzero(f0 != f1)
+                    if dis.size == 0:                      # (iii): redraw everything, further on
+                        for o, v in dist(level, a + 2 * n).items():
+                            out[o] = out.get(o, 0.0) + w * v
+                        continue
+                    picks = dis[:1] if self.p.pick == "first" else dis
+                    for x in picks.tolist():
+                        for y in (0, 1):
+                            st = soa.step(st0, x, y) if f0[x] != y else soa.step(st1, x, y)
+                            o = (a + 2 * n, st)
+                            out[o] = out.get(o, 0.0) + w * 0.5 / picks.size
+            memo[key] = out
+            return out
+
+        levels = range(self.d + 1) if k is None else [int(k)]
+        result: dict = {}
+        for level in levels:
+            for o, w in dist(level, 0).items():
+                h = FAIL if o == FAIL else soa.hyp(fed(o[1], N))
+                result[h] = result.get(h, 0.0) + w / len(levels)
+        return result
+
+    def _check_batch(self, xs: np.ndarray) -> None:
+        if len(xs) < self.p.m:
+            raise PrivauditError(f"G needs a batch of m = N + n = {self.p.m} examples, got {len(xs)}")
+
+
+__all__ = ["GlobalStableLearner", "GParams", "paper_params", "FAIL"]
