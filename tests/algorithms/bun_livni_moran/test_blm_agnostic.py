@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import algorithms
-from algorithms import blm_designs as D
+from algorithms.bun_livni_moran import designs as D
 from algorithms.bun_livni_moran.agnostic import relabel_gap_pair
 from audit import audit_learner
 from audit.errors import PrivauditError

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import algorithms
-from algorithms import blm_designs as designs
+from algorithms.bun_livni_moran import designs as designs
 from algorithms.bun_livni_moran.m import theorem1_parameters
 from algorithms.bun_livni_moran.stable import FAIL
 from algorithms.registry import spec

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import algorithms
-from algorithms import blm_designs as D
+from algorithms.bun_livni_moran import designs as D
 from algorithms.bun_livni_moran.m import theorem1_parameters
 from audit import audit, audit_learner
 from audit.errors import PrivauditError

@@ -12,7 +12,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from algorithms import blm_designs as D
+from algorithms.bun_livni_moran import designs as D
 from algorithms.bun_livni_moran.soa import SOA, soa_for
 from algorithms.bun_livni_moran.stable import FAIL, GlobalStableLearner, GParams, paper_params
 from algorithms.common.hypotheses import make_class

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import algorithms
-from algorithms import ch_covers as cv
+from algorithms.chaudhuri_hsu import covers as cv
 from algorithms.chaudhuri_hsu.learners import A2_VARIANTS, COVER_VARIANTS, _ds, focal_point
 from audit import Claim, Dataset
 from audit.errors import PrivauditError

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from algorithms import lwy_core
+from algorithms.li_wang_ye import core as lwy_core
 from algorithms.common.sampling import em_probs, partition_counts, subset_distribution
 from algorithms.dagan_feldman.pp2 import PrivatePredictionLearner
 from algorithms.dagan_feldman.real import (RealizablePrivateLearner, block_sizes, block_votes,

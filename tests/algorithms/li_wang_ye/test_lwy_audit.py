@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 import algorithms
-from algorithms import lwy_designs as D
+from algorithms.li_wang_ye import designs as D
 from audit import audit_learner
 
 BUDGET = dict(explore_runs=20_000, confirm_runs=200_000, seed=1)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import algorithms
-from algorithms import lwy_designs as D
+from algorithms.li_wang_ye import designs as D
 from audit import Claim, Dataset, audit_learner
 from audit.errors import PrivauditError
 from audit.stats import cp_lower, cp_upper

@@ -16,8 +16,8 @@ import pytest
 from scipy import stats as sps
 
 import algorithms
-from algorithms import lwy_core as core
-from algorithms import lwy_designs as D
+from algorithms.li_wang_ye import core as core
+from algorithms.li_wang_ye import designs as D
 from audit import Claim, Dataset
 from audit.errors import PrivauditError
 from audit.stats import cp_lower, cp_upper

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import algorithms
-from algorithms import lwy_designs as D
+from algorithms.li_wang_ye import designs as D
 from audit import audit_learner
 
 
