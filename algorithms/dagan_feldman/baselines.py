@@ -38,6 +38,7 @@ from audit.errors import PrivauditError
 from audit.types import Claim, Dataset
 
 from ..common.hypotheses import HypothesisClass, make_class
+from ..common.variants import Row, describe
 from ..registry import register
 from .real import (
     PAPER,
@@ -214,13 +215,23 @@ def make_df_b1(gamma: float = 0.1, mode: str = "sub", hclass: str = "thr", grid:
 # ---------------------------------------------------------------------------------------------
 # DF-B2
 # ---------------------------------------------------------------------------------------------
-B2_VARIANTS = {
-    "correct": "flip(ERM on a uniform m-subset, alpha) with m = floor(n alpha (e^eps - 1)/(1 - 2 alpha))",
-    "bv-b2-1": "planted bug: subsample fraction (e^eps - 1)/(1 - 2 alpha), the factor alpha "
-               "forgotten (like BV-COR-3): loss ln(1 + (1-2alpha)(m/n)/alpha) far above eps",
-    "bv-b2-2": "planted bug: the output flip is omitted while eps-privacy is still claimed "
-               "(like BV-COR-1): a label of probability 0 under S' -> infinite loss",
+@dataclass(frozen=True)
+class B2Row(Row):
+    """A DF-B2 variant: the subsample fraction ``m/n`` and whether the output is flipped."""
+
+    alpha_factor: bool = True    # m/n = alpha (e^eps - 1)/(1 - 2 alpha) (False: the alpha forgotten)
+    flip: bool = True            # DF-FLIP with probability alpha on the output
+
+
+B2_TABLE = {
+    "correct": B2Row("flip(ERM on a uniform m-subset, alpha) with m = floor(n alpha (e^eps - 1)/(1 - 2 alpha))"),
+    "bv-b2-1": B2Row("planted bug: subsample fraction (e^eps - 1)/(1 - 2 alpha), the factor alpha "
+                     "forgotten (like BV-COR-3): loss ln(1 + (1-2alpha)(m/n)/alpha) far above eps",
+                     alpha_factor=False),
+    "bv-b2-2": B2Row("planted bug: the output flip is omitted while eps-privacy is still claimed "
+                     "(like BV-COR-1): a label of probability 0 under S' -> infinite loss", flip=False),
 }
+B2_VARIANTS = describe(B2_TABLE)
 
 
 @dataclass(eq=False)
@@ -240,6 +251,7 @@ class AggregationBaseline:
         self.epsilon = check_positive(self.epsilon, "epsilon")
         self.alpha = check_positive(self.alpha, "alpha", upper=0.5)
         check_choice(self.variant, "variant", tuple(B2_VARIANTS))
+        self.row = B2_TABLE[self.variant]
         self.H = make_class(self.hclass, self.grid)
         if self.variant != "correct":
             self.name = f"df-b2[{self.variant}]"
@@ -247,7 +259,7 @@ class AggregationBaseline:
         self.certified = self.claim
         a = self.alpha
         frac = (math.exp(self.epsilon) - 1) / (1 - 2 * a)
-        self.fraction = min(1.0, frac if self.variant == "bv-b2-1" else a * frac)
+        self.fraction = min(1.0, a * frac if self.row.alpha_factor else frac)
         self._q = self.H.N // 2
 
     def m_of(self, n: int) -> int:
@@ -276,13 +288,13 @@ class AggregationBaseline:
         prep = prepare(self.H, data, queries)
         c0, c1 = subsample_counts(prep, self.m_of(prep.n), runs, rng)
         out = block_votes(c0[:, None], c1[:, None], prep)[:, 0, :].astype(np.int8)
-        return out if self.variant == "bv-b2-2" else flip_labels(out, self.alpha, rng)
+        return flip_labels(out, self.alpha, rng) if self.row.flip else out
 
     def exact(self, data: Dataset, queries: np.ndarray) -> np.ndarray:
         """Exact ``Pr[label = 1] = alpha + (1 - 2 alpha) Pr[ERM(S_I)(x) = 1]`` (enumeration)."""
         prep = prepare(self.H, data, queries)
         p = subsample_erm_exact(prep, self.m_of(prep.n))
-        return p if self.variant == "bv-b2-2" else self.alpha + (1 - 2 * self.alpha) * p
+        return self.alpha + (1 - 2 * self.alpha) * p if self.row.flip else p
 
 
 @register("df-b2", kind="learner", paper=f"{PAPER}; reconstruction of DF18/BTT18 aggregation",

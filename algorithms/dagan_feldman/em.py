@@ -11,13 +11,9 @@
 * ``df-b3``: the EM over the whole class (Kasiviswanathan et al. 2011), one ``h`` per run and
   evaluated at every query, i.e. the whole model is released. Claim: eps-DP (replace-one, model).
 
-Planted bugs (spec 5.6) and negative control (5.7), ``variant=``:
-
-* ``bv-em-1``: weights ``exp(-eps err)`` (the ``/2`` forgotten): true loss up to ``2 eps``.
-* ``bv-em-2``: weights ``exp(-eps n err / 2)`` (scaled by n): nearly deterministic.
-* ``bv-em-3``: argmax (ERM) instead of sampling: deterministic, unbounded loss.
-* ``nc-4``: the sign flipped (selects the worst hypotheses): still eps-DP, must NOT be flagged
-  (only utility tests catch it).
+Planted bugs (spec 5.6: BV-EM-1..3, a forgotten ``/2``, a scale by ``n``, argmax instead of
+sampling) and the negative control NC-4 (spec 5.7, the sign flipped) are the rows of `EM_TABLE`,
+each saying what it plants.
 
 References
 ----------
@@ -29,6 +25,7 @@ A. Smith, "What can we learn privately?", SIAM J. Comput. 2011; F. McSherry and 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,33 +35,37 @@ from audit.types import Claim, Dataset
 from ..common.checks import check_positive
 from ..common.hypotheses import HypothesisClass, make_class
 from ..common.sampling import count_distribution, em_probs, em_sample, sample_counts
+from ..common.variants import Row, describe, pick
 from ..registry import register
 from . import designs as df_designs
 from .core import PAPER, DFLearner, Groups, summarize
 
-EM_VARIANTS = {
-    "correct": "the exponential mechanism as published: Pr[h] ~ exp(-eps err_S(h) / 2)",
-    "bv-em-1": "BUG: weights exp(-eps err_S(h)) (missing /2): true loss up to 2 eps on design D1",
-    "bv-em-2": "BUG: weights exp(-eps n err_S(h) / 2) (wrong scale): near-deterministic, loss >> eps",
-    "bv-em-3": "BUG: argmax of -err_S (ERM, first index) instead of sampling: deterministic, unbounded loss",
-    "nc-4": "negative control NC-4: sign flipped (prefers the WORST hypotheses); still eps-DP, "
-            "must not be flagged (utility tests catch it)",
+@dataclass(frozen=True)
+class EMRow(Row):
+    """A DF-EM variant: the log-weights are ``-eps (n if times_n) err / divisor``."""
+
+    divisor: float = 2.0         # the EM's 2 Delta (Delta = 1 for err_S)
+    times_n: bool = False        # scale by n (err counted, not averaged, twice)
+    argmax: bool = False         # ERM instead of sampling
+
+
+EM_TABLE = {
+    "correct": EMRow("the exponential mechanism as published: Pr[h] ~ exp(-eps err_S(h) / 2)"),
+    "bv-em-1": EMRow("BUG: weights exp(-eps err_S(h)) (missing /2): true loss up to 2 eps on design D1",
+                     divisor=1.0),
+    "bv-em-2": EMRow("BUG: weights exp(-eps n err_S(h) / 2) (wrong scale): near-deterministic, loss >> eps",
+                     times_n=True),
+    "bv-em-3": EMRow("BUG: argmax of -err_S (ERM, first index) instead of sampling: deterministic, "
+                     "unbounded loss", argmax=True),
+    "nc-4": EMRow("negative control NC-4: sign flipped (prefers the WORST hypotheses); still eps-DP, "
+                  "must not be flagged (utility tests catch it)", divisor=-2.0),
 }
+EM_VARIANTS = describe(EM_TABLE)
 
 
-def em_scale(variant: str, eps: float, n: int) -> tuple[float, bool]:
-    """(coefficient c of the log-weights ``-c * err``, argmax?) for an EM variant."""
-    if variant in ("correct",):
-        return eps / 2.0, False
-    if variant == "bv-em-1":
-        return eps, False
-    if variant == "bv-em-2":
-        return eps * n / 2.0, False
-    if variant == "bv-em-3":
-        return eps / 2.0, True
-    if variant == "nc-4":
-        return -eps / 2.0, False
-    raise PrivauditError(f"unknown EM variant {variant!r}; valid: {', '.join(EM_VARIANTS)}")
+def em_scale(row: EMRow, eps: float, n: int) -> tuple[float, bool]:
+    """(coefficient c of the log-weights ``-c * err``, argmax?) for an EM variant's row."""
+    return (eps * n if row.times_n else eps) / row.divisor, row.argmax
 
 
 def em_pick(logits: np.ndarray, mask: np.ndarray | None, argmax: bool, rng: np.random.Generator,
@@ -105,7 +106,7 @@ class ExponentialMechanismLearner(DFLearner):
         self.cand = np.asarray(candidates, dtype=np.int64)
         self.eta = eta
         self.per_query = per_query
-        em_scale(variant, epsilon, 1)      # validates the variant
+        self.row = pick(EM_TABLE, variant, name)
         scope = "prediction" if per_query else "model"
         if eta > 0:
             tight = math.log1p(eta * math.expm1(epsilon))
@@ -125,7 +126,7 @@ class ExponentialMechanismLearner(DFLearner):
                                  f"need n >= {math.ceil(1 / self.eta)}")
 
     def _draw(self, G: Groups, r: int, rng: np.random.Generator) -> np.ndarray:
-        c, argmax = em_scale(self.variant, self.epsilon, G.n if self.eta == 0 else self.n_prime(G.n))
+        c, argmax = em_scale(self.row, self.epsilon, G.n if self.eta == 0 else self.n_prime(G.n))
         if self.eta > 0:
             counts = sample_counts(G.count, self.n_prime(G.n), r, rng)
             score = counts.astype(np.float64) @ G.miss[:, self.cand]
@@ -141,7 +142,7 @@ class ExponentialMechanismLearner(DFLearner):
         return self._draw(G, r, rng)
 
     def _probs_given_score(self, score: np.ndarray, n_eff: int) -> np.ndarray:
-        c, argmax = em_scale(self.variant, self.epsilon, n_eff)
+        c, argmax = em_scale(self.row, self.epsilon, n_eff)
         L = np.atleast_2d(-c * score)
         if argmax:
             P = np.zeros_like(L)
@@ -217,4 +218,4 @@ def _check_n(n: int) -> int:
     return int(n)
 
 
-__all__ = ["ExponentialMechanismLearner", "df_em", "df_b3", "EM_VARIANTS", "em_scale", "em_pick"]
+__all__ = ["ExponentialMechanismLearner", "df_em", "df_b3", "EM_VARIANTS", "EM_TABLE", "EMRow", "em_scale", "em_pick"]

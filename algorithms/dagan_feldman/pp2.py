@@ -59,6 +59,7 @@ from audit.types import Claim, Dataset
 from ..common.fitcache import cached_fit
 from ..common.hypotheses import HypothesisClass, make_class
 from ..common.sampling import em_probs, em_sample, subset_distribution
+from ..common.variants import Row, describe
 from ..registry import register
 from .baselines import groups_of, pair_gap_inclusion
 from .real import (
@@ -79,22 +80,38 @@ from .real import (
     random_partition_votes,
 )
 
-PP2_VARIANTS = {
-    "correct": "subsample I, EM(2 eps0) over H_{S_I} scored on S, relabel S by h, A^R(eps0) with a "
-               "fresh random partition, flip with probability alpha",
-    "nc-5": "negative control NC-5: A^R with a fixed data-independent partition (still private; "
-            "exact oracle available)",
-    "bv-pp2-1": "planted bug: A^R run with eps_R = 1/eta = eps0 n (forgot the 1/n): A^R becomes a "
-                "deterministic ERM on S_h (= h itself); audit instance n'/n = 1/2, where the paper's "
-                "A^R smoothing is load-bearing (at the derived n'/n it is provably within the claim)",
-    "bv-pp2-2": "planted bug: no subsampling (T = S): H_T follows every record; audit instance "
-                "epsilon = 0.25 (spec: flagged only when the claimed eps is small; ~0.36 at alpha 0.1)",
-    "bv-pp2-3": "planted bug: A^R skipped, h(x) released (then flipped); audit instance n'/n = 1/2 "
-                "(spec: COR1-like with gamma ~ n'/n, provably within the claim at the derived n'/n)",
-    "bv-api-3": "planted bug: fit cached per dataset: I and h drawn once per dataset (seeded by its "
-                "content, so every process reuses the same fit) and reused for every later run and "
-                "query on it; A^R's partition and coins and the flip stay fresh",
+@dataclass(frozen=True)
+class PP2Row(Row):
+    """A DF-PP2 variant: which of the paper's steps run, and with which constants."""
+
+    fixed_partition: bool = False    # A^R's partition data-independent but fixed (not fresh per run)
+    subsample: bool = True           # T = S_I with |I| = n' (False: T = S)
+    eps_R_times_n: bool = False      # A^R's eps_R = eps0 n instead of eps0 (the 1/n forgotten)
+    smoothing: bool = True           # A^R run on S_h (False: h(x) released directly)
+    cached_fit: bool = False         # (I, h) drawn once per dataset and reused (`cached_fit`)
+
+
+PP2_TABLE = {
+    "correct": PP2Row("subsample I, EM(2 eps0) over H_{S_I} scored on S, relabel S by h, A^R(eps0) "
+                      "with a fresh random partition, flip with probability alpha"),
+    "nc-5": PP2Row("negative control NC-5: A^R with a fixed data-independent partition (still private; "
+                   "exact oracle available)", fixed_partition=True),
+    "bv-pp2-1": PP2Row("planted bug: A^R run with eps_R = 1/eta = eps0 n (forgot the 1/n): A^R becomes a "
+                       "deterministic ERM on S_h (= h itself); audit instance n'/n = 1/2, where the "
+                       "paper's A^R smoothing is load-bearing (at the derived n'/n it is provably "
+                       "within the claim)", eps_R_times_n=True),
+    "bv-pp2-2": PP2Row("planted bug: no subsampling (T = S): H_T follows every record; audit instance "
+                       "epsilon = 0.25 (spec: flagged only when the claimed eps is small; ~0.36 at "
+                       "alpha 0.1)", subsample=False),
+    "bv-pp2-3": PP2Row("planted bug: A^R skipped, h(x) released (then flipped); audit instance n'/n = "
+                       "1/2 (spec: COR1-like with gamma ~ n'/n, provably within the claim at the "
+                       "derived n'/n)", smoothing=False),
+    "bv-api-3": PP2Row("planted bug: fit cached per dataset: I and h drawn once per dataset (seeded by "
+                       "its content, so every process reuses the same fit) and reused for every later "
+                       "run and query on it; A^R's partition and coins and the flip stay fresh",
+                       cached_fit=True),
 }
+PP2_VARIANTS = describe(PP2_TABLE)
 
 # Audit instances (spec 5.6 rows; the correct learner passes at each, tests/algorithms/dagan_feldman/test_df_pp2.py).
 # * bv-pp2-2: "flagged only when the claimed eps is below about 0.69". The split design reaches
@@ -184,6 +201,7 @@ class PrivatePredictionLearner:
         self.alpha = check_positive(self.alpha, "alpha", upper=0.5)
         check_choice(self.mode, "mode", ("practical", "paper"))
         check_choice(self.variant, "variant", tuple(PP2_VARIANTS))
+        self.row = PP2_TABLE[self.variant]
         if not isinstance(self.flip, (bool, np.bool_)):
             raise PrivauditError(f"flip must be true or false, got {self.flip!r}")
         for nm in ("eps0", "subsample"):
@@ -213,13 +231,13 @@ class PrivatePredictionLearner:
             self.claim = Claim(self.epsilon, min(a * self.epsilon, 0.999), "replace-one", "prediction")
             self.certified = Claim(3 * self.eps0, min(self.subsample, 0.999), "replace-one", "prediction")
         check_choice(self.partition, "partition", ("random", "fixed"))
-        if self.variant == "nc-5":
+        if self.row.fixed_partition:
             self.partition = "fixed"
         self._q = self.H.N // 2
 
     # -- sizes ---------------------------------------------------------------------------------
     def n_prime(self, n: int) -> int:
-        if self.variant == "bv-pp2-2":
+        if not self.row.subsample:
             return n
         npr = int(math.floor(self.subsample * n + 1e-9))
         if npr < 1:
@@ -229,7 +247,7 @@ class PrivatePredictionLearner:
 
     def ar_params(self, n: int) -> tuple[float, int]:
         """``(eps_R, k)`` of the inner ``A^R``."""
-        if self.variant == "bv-pp2-1":                 # eps_R = 1/eta = eps0 n
+        if self.row.eps_R_times_n:                     # eps_R = 1/eta = eps0 n
             eps_R = self.eps0 * n
             return eps_R, default_k(eps_R, self.alpha)
         return self.eps0, self.k
@@ -260,7 +278,7 @@ class PrivatePredictionLearner:
         n = max(400, 4 * self.k)
         out = [pair_gap_inclusion(self.H, n, self._q), pair_label_at_gap(self.H, n, self._q),
                pair_split_class(self.H, self.k, self._q, self.eps0, self.subsample)]
-        if self.variant == "bv-api-3":
+        if self.row.cached_fit:
             # the variant's own design (as blm-m b6/b9 carry theirs): 8 more pairs would cost
             # every df-pp2 audit 1.6e6 exploration runs (a minute at k = 192) for this one bug;
             # the correct learner passes on them (tests/algorithms/dagan_feldman/test_df_pp2.py)
@@ -311,13 +329,13 @@ class PrivatePredictionLearner:
         self._check(prep)
         if runs == 0:
             return np.zeros((0, len(prep.qidx)), np.int8)
-        if self.variant == "bv-api-3":     # BUG: one cached (I, h) per dataset for every run
+        if self.row.cached_fit:            # BUG: one cached (I, h) per dataset for every run
             h = np.full(runs, cached_fit(self._cache_token, data, lambda r: int(em_sample(
                 self._logits(prep), self.H.rep_mask(self._hits(prep, 1, r)), r)[0])))
         else:
             reps = self.H.rep_mask(self._hits(prep, runs, rng))           # (runs, |H|)
             h = em_sample(self._logits(prep), reps, rng)                    # (runs,)
-        if self.variant == "bv-pp2-3":
+        if not self.row.smoothing:
             out = prep.Pq[h].astype(np.int8)
         else:
             eps_R, k = self.ar_params(prep.n)
@@ -342,10 +360,10 @@ class PrivatePredictionLearner:
         """
         prep = prepare(self.H, data, queries)
         self._check(prep)
-        if self.partition != "fixed" and self.variant != "bv-pp2-3":
+        if self.partition != "fixed" and self.row.smoothing:
             raise PrivauditError(f"{self.name}: the exact oracle needs the fixed partition (variant 'nc-5')")
         keys, sizes = groups_of(prep)
-        if self.variant == "bv-pp2-2":
+        if not self.row.subsample:
             ghit, prob = np.ones((1, len(keys)), bool), np.ones(1)
         else:
             ghit, prob = subset_distribution(sizes, self.n_prime(prep.n))
@@ -355,7 +373,7 @@ class PrivatePredictionLearner:
         for g, key in enumerate(keys):
             hit[:, prep.locs[key // 2]] |= ghit[:, g]
         w = em_probs(self._logits(prep), self.H.rep_mask(hit))          # (A, |H|)
-        if self.variant == "bv-pp2-3":
+        if not self.row.smoothing:
             a1 = prep.Pq.astype(np.float64)
         else:
             eps_R, k = self.ar_params(prep.n)
@@ -449,4 +467,4 @@ def make_df_pp2(epsilon: float = 1.0, alpha: float = 0.1, eps0: float = 0.0, sub
 
 
 __all__ = ["PrivatePredictionLearner", "make_df_pp2", "theory_parameters", "pair_label_at_gap",
-           "pair_split_class", "split_excess", "pair_tie_replicas", "PP2_VARIANTS", "PP2_INSTANCES"]
+           "pair_split_class", "split_excess", "pair_tie_replicas", "PP2_VARIANTS", "PP2_TABLE", "PP2Row", "PP2_INSTANCES"]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -45,6 +45,7 @@ from ..common.sampling import (
     partition_method,
     skinny_matmul,
 )
+from ..common.variants import Row, describe
 from ..registry import register
 
 PAPER = "Dagan & Feldman, PAC learning with stable and private predictions (COLT 2020)"
@@ -413,19 +414,49 @@ def pair_sorted_shift(H: HypothesisClass, k: int, m: int, q: int = 0) -> tuple[D
 # ---------------------------------------------------------------------------------------------
 # the learner
 # ---------------------------------------------------------------------------------------------
-REAL_VARIANTS = {
-    "correct": "fresh random balanced partition per run, ERM per block, vote-EM sigma(eps_R(2c1-k)/2)",
-    "nc-5": "negative control NC-5: a fixed data-independent partition (record i in block "
-            "floor(i k / n)); still eps_R-private, exact oracle available",
-    "bv-real-1": "planted bug: overlapping blocks (block b = chunks b and b+1), each record sits in 2 "
-                 "models, so replace-one moves 2 votes (loss up to 2 eps_R)",
-    "bv-real-2": "planted bug: data-dependent partition (records sorted by x, contiguous blocks); "
-                 "moving one point shifts every block (loss up to k eps_R)",
-    "bv-real-3": "planted bug: vote-EM without the 1/2, exp(eps_R c_y) (loss tends to 2 eps_R)",
-    "bv-real-4": "planted bug: plain majority vote, ties to 1 (deterministic; loss infinite)",
-    "bv-real-5": "planted bug: report-noisy-max with Lap(1/eps_R) instead of Lap(2/eps_R) (loss "
-                 "tends to 2 eps_R)",
+def positional_blocks(prep: Prepared, k: int) -> np.ndarray:
+    """The fixed data-independent partition: record ``i`` in block ``floor(i k / n)``."""
+    return block_of_position(prep.n, k)
+
+
+def sorted_blocks(prep: Prepared, k: int) -> np.ndarray:
+    """BV-REAL-2's data-dependent partition: records sorted by x (stable: ties by index), then
+    contiguous blocks."""
+    order = np.argsort(prep.locs[prep.rec_loc], kind="stable")
+    ids = np.empty(prep.n, np.int64)
+    ids[order] = block_of_position(prep.n, k)
+    return ids
+
+
+@dataclass(frozen=True)
+class RealRow(Row):
+    """A DF-REAL variant: the partition, the blocks' overlap and the vote aggregator."""
+
+    fixed: bool = False                                        # one fixed partition (not fresh per run)
+    blocks: Callable[[Prepared, int], np.ndarray] = positional_blocks   # the fixed partition's ids
+    overlap: bool = False                                      # block b = chunks b and b+1
+    rule: str = "em"                                           # the aggregator (`aggregate`)
+
+
+REAL_TABLE = {
+    "correct": RealRow("fresh random balanced partition per run, ERM per block, vote-EM "
+                       "sigma(eps_R(2c1-k)/2)"),
+    "nc-5": RealRow("negative control NC-5: a fixed data-independent partition (record i in block "
+                    "floor(i k / n)); still eps_R-private, exact oracle available", fixed=True),
+    "bv-real-1": RealRow("planted bug: overlapping blocks (block b = chunks b and b+1), each record "
+                         "sits in 2 models, so replace-one moves 2 votes (loss up to 2 eps_R)",
+                         overlap=True),
+    "bv-real-2": RealRow("planted bug: data-dependent partition (records sorted by x, contiguous "
+                         "blocks); moving one point shifts every block (loss up to k eps_R)",
+                         fixed=True, blocks=sorted_blocks),
+    "bv-real-3": RealRow("planted bug: vote-EM without the 1/2, exp(eps_R c_y) (loss tends to 2 eps_R)",
+                         rule="em-no-half"),
+    "bv-real-4": RealRow("planted bug: plain majority vote, ties to 1 (deterministic; loss infinite)",
+                         rule="majority"),
+    "bv-real-5": RealRow("planted bug: report-noisy-max with Lap(1/eps_R) instead of Lap(2/eps_R) "
+                         "(loss tends to 2 eps_R)", rule="laplace"),
 }
+REAL_VARIANTS = describe(REAL_TABLE)
 
 
 @dataclass(eq=False)
@@ -461,6 +492,7 @@ class RealizablePrivateLearner:
         self.epsilon = check_positive(self.epsilon, "epsilon")
         self.alpha = check_positive(self.alpha, "alpha", upper=0.5)
         check_choice(self.variant, "variant", tuple(REAL_VARIANTS))
+        self.row = REAL_TABLE[self.variant]
         if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 0:
             raise PrivauditError(f"k must be a non-negative integer (0 = derived), got {self.k!r}")
         self.k = int(self.k) or default_k(self.epsilon, self.alpha)
@@ -469,9 +501,8 @@ class RealizablePrivateLearner:
             self.name = f"df-real[{self.variant}]"
         self.claim = Claim(self.epsilon, 0.0, "replace-one", "prediction")
         self.certified = self.claim
-        self.rule = {"bv-real-3": "em-no-half", "bv-real-4": "majority",
-                     "bv-real-5": "laplace"}.get(self.variant, "em")
-        self.partition = "fixed" if self.variant in ("nc-5", "bv-real-2") else "random"
+        self.rule = self.row.rule
+        self.partition = "fixed" if self.row.fixed else "random"
         self._q = self.H.N // 2
 
     # -- default audit inputs ----------------------------------------------------------------
@@ -493,14 +524,6 @@ class RealizablePrivateLearner:
         return self.H.domain[[self._q, 0]]
 
     # -- mechanics ---------------------------------------------------------------------------
-    def _fixed_ids(self, prep: Prepared) -> np.ndarray:
-        if self.variant == "bv-real-2":               # sorted by x (stable: ties by index)
-            order = np.argsort(prep.locs[prep.rec_loc], kind="stable")
-            ids = np.empty(prep.n, np.int64)
-            ids[order] = block_of_position(prep.n, self.k)
-            return ids
-        return block_of_position(prep.n, self.k)
-
     def _check_n(self, prep: Prepared) -> None:
         if prep.n < self.k:
             raise PrivauditError(f"{self.name}: n = {prep.n} records cannot fill k = {self.k} blocks; "
@@ -511,9 +534,9 @@ class RealizablePrivateLearner:
         self._check_n(prep)
         if self.partition != "fixed":                # cell counts per block, ERM straight on them
             return random_partition_votes(prep.cell_size, prep.n, self.k, prep.miss32, prep.Pq, runs,
-                                          rng, overlap=self.variant == "bv-real-1")
-        c0, c1 = fixed_block_counts(prep, self._fixed_ids(prep), self.k)
-        if self.variant == "bv-real-1":              # each model trains on chunks b and b+1
+                                          rng, overlap=self.row.overlap)
+        c0, c1 = fixed_block_counts(prep, self.row.blocks(prep, self.k), self.k)
+        if self.row.overlap:              # each model trains on chunks b and b+1
             c0, c1 = c0 + np.roll(c0, -1, axis=1), c1 + np.roll(c1, -1, axis=1)
         return block_votes(c0, c1, prep).sum(axis=1)
 
@@ -556,4 +579,4 @@ def make_df_real(epsilon: float = 1.0, alpha: float = 0.1, k: int = 0, hclass: s
 
 __all__ = ["RealizablePrivateLearner", "make_df_real", "prepare", "Prepared", "block_votes",
            "aggregate", "aggregate_prob", "pair_vote_margin", "margin_ones", "random_block_counts",
-           "fixed_block_counts", "block_of_position", "default_k", "sigmoid", "flip_labels", "REAL_VARIANTS"]
+           "fixed_block_counts", "block_of_position", "default_k", "sigmoid", "flip_labels", "REAL_VARIANTS", "REAL_TABLE", "RealRow"]

@@ -23,8 +23,8 @@ DF-COR1 runs DF-STA (outline) at ``gamma = eps alpha / 2`` and flips the label w
 ``alpha``: ``epsilon``-private prediction, ``Claim(eps, 0, replace-one, prediction)``; certified
 ``ln(1 + (1 - 2 alpha) gamma_cert / alpha)`` (spec 3.5).
 
-Planted bugs and negative controls (``variant=``; spec 5.6/5.7) are listed in `STA_VARIANTS`
-and `COR_VARIANTS`.
+Planted bugs and negative controls (``variant=``; spec 5.6/5.7) are the rows of `STA_TABLE`
+and `COR_TABLE`, each saying what it plants.
 
 References
 ----------
@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import math
 import uuid
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -53,46 +55,145 @@ from ..common.sampling import (
     sample_counts,
     subset_distribution,
 )
+from ..common.variants import Row, describe, pick
 from ..registry import register
 from . import designs as df_designs
 from .core import PAPER, DFLearner, Groups, hit_from_counts
 
 MODES = ("outline", "formal", "cover")
 
+# representatives of H_T: each labelling pattern on T's x-values stands for one class member
+def first_reps(H: HypothesisClass, G: Groups, hit: np.ndarray) -> np.ndarray:
+    """The first-index member of every class (R-HT-1: a function of T only)."""
+    return H.rep_mask(hit, "first")
+
+
+def last_reps(H: HypothesisClass, G: Groups, hit: np.ndarray) -> np.ndarray:
+    """NC-6: the last-index member (still a function of T only)."""
+    return H.rep_mask(hit, "last")
+
+
+def fewest_error_reps(H: HypothesisClass, G: Groups, hit: np.ndarray) -> np.ndarray:
+    """BV-STA-3: the member with the fewest errors on S (ties: first) -- depends on all of S."""
+    ids = H.class_ids(hit)
+    key = ids * (int(G.err.max()) + 1) + G.err[None, :]
+    order = np.argsort(key, axis=1, kind="stable")
+    sid = np.take_along_axis(ids, order, axis=1)
+    first = np.ones(sid.shape, dtype=bool)
+    first[:, 1:] = sid[:, 1:] != sid[:, :-1]
+    mask = np.zeros(sid.shape, dtype=bool)
+    np.put_along_axis(mask, order, first, axis=1)
+    return mask
+
+
+# how a run's label is released (the API bugs replace the fresh fit of every run)
+def fresh_release(L: "StableLearner", G: Groups, data: Dataset, qi: np.ndarray, runs: int,
+                  rng: np.random.Generator) -> np.ndarray:
+    """A fresh subsample, EM draw (and flip) for every run and query (spec 5.3)."""
+    return DFLearner._predict_groups(L, G, data, qi, runs, rng)
+
+
+def rounded_confidence(L: "StableLearner", G: Groups, data: Dataset, qi: np.ndarray, runs: int,
+                       rng: np.random.Generator) -> np.ndarray:
+    """BV-API-1: ``1[E[A^S(x)] >= 1/2]`` for every run (deterministic)."""
+    conf = L._confidence(G, data, qi)
+    return np.broadcast_to((conf >= 0.5).astype(np.int8), (runs, qi.size)).copy()
+
+
+def data_seeded(L: "StableLearner", G: Groups, data: Dataset, qi: np.ndarray, runs: int,
+                rng: np.random.Generator) -> np.ndarray:
+    """BV-API-2: one run seeded from a hash of S, repeated (a deterministic function of S)."""
+    one = DFLearner._predict_groups(L, G, data, qi, 1, np.random.default_rng(data_seed(data)))
+    return np.broadcast_to(one, (runs, qi.size)).copy()
+
+
+def cached_release(L: "StableLearner", G: Groups, data: Dataset, qi: np.ndarray, runs: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    """BV-API-3: the dataset's one cached fit ``h`` for every run; the flip coins stay fresh."""
+    h = L._cached_fit(G, data)
+    base = np.broadcast_to(L.H.matrix[h, qi], (runs, qi.size))
+    return L._post(np.ascontiguousarray(base), rng)
+
+
+def rounded_confidence_exact(L: "StableLearner", G: Groups, data: Dataset, qi: np.ndarray) -> np.ndarray:
+    return (L._confidence(G, data, qi) >= 0.5).astype(np.float64)
+
+
+def data_seeded_exact(L: "StableLearner", G: Groups, data: Dataset, qi: np.ndarray) -> np.ndarray:
+    one = DFLearner._predict_groups(L, G, data, qi, 1, np.random.default_rng(data_seed(data)))
+    return one[0].astype(np.float64)
+
+
+def flipped_exact(L: "StableLearner", G: Groups, data: Dataset, qi: np.ndarray) -> np.ndarray:
+    """The mechanism's law, flipped. For BV-API-3 the law of the (first, cached) fit equals the
+    correct one; given the cache every later run is that fit's label (flipped): the bug is the
+    dependence across runs, which no per-run law shows."""
+    return L._post_prob(L._exact_core(G, qi))
+
+
+@dataclass(frozen=True)
+class StaRow(Row):
+    """A DF-STA / DF-COR1 variant: the constants of the paper it changes and the named steps
+    (representatives, release) it swaps."""
+
+    n_prime_divisor: int = 0         # n' = n // divisor (0: derived from gamma, the paper's)
+    em_per_subsample: bool = False   # EM temperature multiplied by n/n'
+    gamma_without_alpha: bool = False  # COR1 gamma = eps, not eps alpha / 2
+    scheme: str = "without"          # subsampling without / with replacement
+    reps: Callable = first_reps      # representatives of H_T
+    consistent_only: bool = False    # keep only patterns consistent with T's labels
+    score_on_subsample: bool = False  # EM scored on S_I instead of S
+    flip: bool = True                # DF-FLIP applied (when the learner flips)
+    flip_divisor: float = 1.0        # flip probability alpha / divisor
+    one_sided_flip: bool = False     # only 0 -> 1 flips
+    release: Callable = fresh_release
+    release_exact: Callable = flipped_exact
+
+
 _COMMON = {
-    "bv-sta-1": "BUG: no subsampling (I = [n]): the record always shapes H_T; diff ~ 1/2 on D2/D3",
-    "bv-sta-2": "BUG: n' = n/2 (wrong fraction): diff ~ 1/4 on D2/D3",
-    "bv-sta-3": "BUG: data-dependent representative (the class member with the fewest errors on S): "
-                "violates R-HT-1; the gap prediction follows the record",
-    "bv-sta-4": "BUG: EM temperature multiplied by n/n' (per-subsample scaling): leak on D7",
-    "bv-api-1": "BUG: releases the rounded confidence 1[E[A^S(x)] >= 1/2] (deterministic; the Learner "
-                "contract needs a label, so the confidence is rounded): not private",
-    "bv-api-2": "BUG: RNG seeded from a hash of S: the output is a deterministic function of S",
-    "bv-api-3": "BUG: fit cached per dataset: I and h drawn once per dataset (seeded by its content, "
-                "so every process reuses the same fit) and reused for every later run and query "
-                "on it; the flip coins stay fresh",
-    "nc-2": "negative control NC-2: subsampling WITH replacement (still n'/n-stable); must pass",
-    "nc-3": "negative control NC-3: H_T keeps only patterns consistent with T's labels (all if "
-            "none); depends only on T, must pass",
-    "nc-6": "negative control NC-6: last-index representative rule; still a function of T only, must pass",
-    "nc-7": "negative control NC-7: EM scored on S_I only (a pure subsample wrapper, n'/n-stable); must pass",
+    "bv-sta-1": StaRow("BUG: no subsampling (I = [n]): the record always shapes H_T; diff ~ 1/2 on "
+                       "D2/D3", n_prime_divisor=1),
+    "bv-sta-2": StaRow("BUG: n' = n/2 (wrong fraction): diff ~ 1/4 on D2/D3", n_prime_divisor=2),
+    "bv-sta-3": StaRow("BUG: data-dependent representative (the class member with the fewest errors "
+                       "on S): violates R-HT-1; the gap prediction follows the record",
+                       reps=fewest_error_reps),
+    "bv-sta-4": StaRow("BUG: EM temperature multiplied by n/n' (per-subsample scaling): leak on D7",
+                       em_per_subsample=True),
+    "bv-api-1": StaRow("BUG: releases the rounded confidence 1[E[A^S(x)] >= 1/2] (deterministic; the "
+                       "Learner contract needs a label, so the confidence is rounded): not private",
+                       release=rounded_confidence, release_exact=rounded_confidence_exact),
+    "bv-api-2": StaRow("BUG: RNG seeded from a hash of S: the output is a deterministic function of S",
+                       release=data_seeded, release_exact=data_seeded_exact),
+    "bv-api-3": StaRow("BUG: fit cached per dataset: I and h drawn once per dataset (seeded by its "
+                       "content, so every process reuses the same fit) and reused for every later run "
+                       "and query on it; the flip coins stay fresh", release=cached_release),
+    "nc-2": StaRow("negative control NC-2: subsampling WITH replacement (still n'/n-stable); must pass",
+                   scheme="with"),
+    "nc-3": StaRow("negative control NC-3: H_T keeps only patterns consistent with T's labels (all if "
+                   "none); depends only on T, must pass", consistent_only=True),
+    "nc-6": StaRow("negative control NC-6: last-index representative rule; still a function of T only, "
+                   "must pass", reps=last_reps),
+    "nc-7": StaRow("negative control NC-7: EM scored on S_I only (a pure subsample wrapper, "
+                   "n'/n-stable); must pass", score_on_subsample=True),
 }
 
-STA_VARIANTS = {"correct": "A^sta as published (mode outline/formal/cover)", **_COMMON}
+STA_TABLE = {"correct": StaRow("A^sta as published (mode outline/formal/cover)"), **_COMMON}
 
-COR_VARIANTS = {
-    "correct": "Corollary 1 as published: DF-STA at gamma = eps alpha / 2, then flip with prob alpha",
-    "bv-cor-1": "BUG: flip omitted while pure eps is still claimed: unbounded on D3",
-    "bv-cor-2": "BUG: flip probability alpha/20 instead of alpha: above eps on D3 for eps <= 1",
-    "bv-cor-3": "BUG: gamma = eps (alpha/2 forgotten): subsample fraction eps/2, loss > eps on D2/D3",
-    "bv-cor-4": "BUG: one-sided flip (only 0 -> 1; spec writes 1 -> 0, mirrored because with "
-                "first-index threshold representatives D3 makes label 0 the impossible one): label 0 "
-                "keeps probability 0 under S' on D3, unbounded loss",
+COR_TABLE = {
+    "correct": StaRow("Corollary 1 as published: DF-STA at gamma = eps alpha / 2, then flip with prob "
+                      "alpha"),
+    "bv-cor-1": StaRow("BUG: flip omitted while pure eps is still claimed: unbounded on D3", flip=False),
+    "bv-cor-2": StaRow("BUG: flip probability alpha/20 instead of alpha: above eps on D3 for eps <= 1",
+                       flip_divisor=20.0),
+    "bv-cor-3": StaRow("BUG: gamma = eps (alpha/2 forgotten): subsample fraction eps/2, loss > eps on "
+                       "D2/D3", gamma_without_alpha=True),
+    "bv-cor-4": StaRow("BUG: one-sided flip (only 0 -> 1; spec writes 1 -> 0, mirrored because with "
+                       "first-index threshold representatives D3 makes label 0 the impossible one): "
+                       "label 0 keeps probability 0 under S' on D3, unbounded loss", one_sided_flip=True),
     **{k: v for k, v in _COMMON.items() if k != "bv-sta-4"},
 }
-
-# variants whose output depends on the subsample's counts, not only on its set of (x, y) groups
-_COUNT_DEPENDENT = ("nc-7",)
+STA_VARIANTS = describe(STA_TABLE)
+COR_VARIANTS = describe(COR_TABLE)
 
 
 def n_net(a: float, b: float, D: int) -> int:
@@ -120,6 +221,7 @@ class StableLearner(DFLearner):
                  n_prime: int, eps_em: float, flip_alpha: float, variant: str, name: str,
                  design_n: int) -> None:
         super().__init__(H, variant)
+        self.row = pick(COR_TABLE if flip_alpha else STA_TABLE, variant, name)
         if mode not in MODES:
             raise PrivauditError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
         self.name, self.gamma, self.alpha, self.mode = name, gamma, alpha, mode
@@ -128,7 +230,7 @@ class StableLearner(DFLearner):
         self.design_n = design_n
         self._cache_token = uuid.uuid4().hex       # BV-API-3 cache identity (kept when pickled)
         g = gamma / 3 if mode != "outline" else gamma
-        if variant == "bv-cor-3":                  # the bug: gamma = eps instead of eps alpha / 2
+        if self.row.gamma_without_alpha:           # the bug: gamma = eps instead of eps alpha / 2
             g = gamma * 2 / alpha
         self._g = g
         self.frac = g / 2 if mode == "outline" else g          # n'/n upper bound (derived mode)
@@ -137,10 +239,8 @@ class StableLearner(DFLearner):
 
     # parameters -------------------------------------------------------------------------------
     def n_prime(self, n: int) -> int:
-        if self.variant == "bv-sta-1":
-            return n
-        if self.variant == "bv-sta-2":
-            return n // 2
+        if self.row.n_prime_divisor:
+            return n // self.row.n_prime_divisor
         if self.fixed_n_prime > 0:
             return min(self.fixed_n_prime, n)
         npr = int(math.floor(self.frac * n))
@@ -148,14 +248,14 @@ class StableLearner(DFLearner):
 
     def eps_em(self, n: int) -> float:
         e = self.fixed_eps_em if self.fixed_eps_em > 0 else self._eps
-        if self.variant == "bv-sta-4":
+        if self.row.em_per_subsample:
             e *= n / max(self.n_prime(n), 1)
         return e
 
     def gamma_cert(self, n: int | None = None) -> float:
         """Certified additive stability of the unflipped learner (spec 3.4); ``n=None``: valid for
         every n in derived mode (uses the fraction ``n'/n <= frac``)."""
-        if n is None and self.fixed_n_prime == 0 and self.variant not in ("bv-sta-1", "bv-sta-2"):
+        if n is None and self.fixed_n_prime == 0 and not self.row.n_prime_divisor:
             f = self.frac
         else:
             n = self.design_n if n is None else n
@@ -172,20 +272,8 @@ class StableLearner(DFLearner):
     def _reps(self, G: Groups, counts: np.ndarray | None, hit_groups: np.ndarray) -> np.ndarray:
         """Representatives of H_T (or of the cover) per run: (r, |H|) bool."""
         hit = hit_from_counts(G, hit_groups)
-        v = self.variant
-        if v == "bv-sta-3":
-            # BUG: each class represented by its member with the fewest errors on S (ties: first)
-            ids = self.H.class_ids(hit)
-            key = ids * (int(G.err.max()) + 1) + G.err[None, :]
-            order = np.argsort(key, axis=1, kind="stable")
-            sid = np.take_along_axis(ids, order, axis=1)
-            first = np.ones(sid.shape, dtype=bool)
-            first[:, 1:] = sid[:, 1:] != sid[:, :-1]
-            mask = np.zeros(sid.shape, dtype=bool)
-            np.put_along_axis(mask, order, first, axis=1)
-        else:
-            mask = self.H.rep_mask(hit, "last" if v == "nc-6" else "first")
-        if v == "nc-3":
+        mask = self.row.reps(self.H, G, hit)
+        if self.row.consistent_only:
             errT = np.asarray(hit_groups, dtype=np.float64) @ G.miss        # > 0 iff inconsistent
             cons = mask & (errT == 0)
             mask = np.where(cons.any(axis=1, keepdims=True), cons, mask)
@@ -208,13 +296,13 @@ class StableLearner(DFLearner):
         return centers
 
     def _scores(self, G: Groups, counts: np.ndarray) -> np.ndarray:
-        if self.variant == "nc-7":
+        if self.row.score_on_subsample:
             return np.asarray(counts, dtype=np.float64) @ G.miss        # err on S_I only
         return G.err.astype(np.float64)
 
     def _sta_draw(self, G: Groups, r: int, rng: np.random.Generator) -> np.ndarray:
         counts = sample_counts(G.count, self.n_prime(G.n), r, rng,
-                               "with" if self.variant == "nc-2" else "without")
+                               self.row.scheme)
         mask = self._reps(G, counts, counts > 0)
         logits = -0.5 * self.eps_em(G.n) * self._scores(G, counts)
         return em_sample(np.broadcast_to(logits, mask.shape), mask, rng)
@@ -224,18 +312,18 @@ class StableLearner(DFLearner):
         if a == 0:
             return labels.astype(np.int8)
         coin = rng.random(labels.shape) < a
-        if self.variant == "bv-cor-4":
+        if self.row.one_sided_flip:
             coin &= labels == 0          # BUG: label 0 is never produced by the flip
         return (labels ^ coin).astype(np.int8)
 
     def _flip_prob(self) -> float:
-        if self.flip_alpha == 0 or self.variant == "bv-cor-1":
+        if self.flip_alpha == 0 or not self.row.flip:
             return 0.0
-        return self.flip_alpha / 20 if self.variant == "bv-cor-2" else self.flip_alpha
+        return self.flip_alpha / self.row.flip_divisor
 
     def _post_prob(self, p1: np.ndarray) -> np.ndarray:
         a = self._flip_prob()
-        if self.variant == "bv-cor-4":
+        if self.row.one_sided_flip:
             return p1 + a * (1 - p1)
         return a + (1 - 2 * a) * p1
 
@@ -245,18 +333,7 @@ class StableLearner(DFLearner):
 
     def _predict_groups(self, G: Groups, data: Dataset, qi: np.ndarray, runs: int,
                         rng: np.random.Generator) -> np.ndarray:
-        v = self.variant
-        if v == "bv-api-1":
-            conf = self._confidence(G, data, qi)
-            return np.broadcast_to((conf >= 0.5).astype(np.int8), (runs, qi.size)).copy()
-        if v == "bv-api-2":
-            one = super()._predict_groups(G, data, qi, 1, np.random.default_rng(data_seed(data)))
-            return np.broadcast_to(one, (runs, qi.size)).copy()
-        if v == "bv-api-3":
-            h = self._cached_fit(G, data)
-            base = np.broadcast_to(self.H.matrix[h, qi], (runs, qi.size))
-            return self._post(np.ascontiguousarray(base), rng)
-        return super()._predict_groups(G, data, qi, runs, rng)
+        return self.row.release(self, G, data, qi, runs, rng)
 
     def _cached_fit(self, G: Groups, data: Dataset) -> int:
         """BV-API-3 (spec 5.6 / 5.3): ``I`` and ``h`` drawn once per dataset and reused.
@@ -279,8 +356,9 @@ class StableLearner(DFLearner):
     def _exact_core(self, G: Groups, qi: np.ndarray) -> np.ndarray:
         """Exact ``Pr[label = 1]`` of the correct algorithm's mechanism (set or count enumeration)."""
         npr = self.n_prime(G.n)
-        scheme = "with" if self.variant == "nc-2" else "without"
-        if self.mode == "cover" or self.variant in _COUNT_DEPENDENT:
+        scheme = self.row.scheme
+        # the EM's scores depend on the subsample's counts, not only on its set of (x, y) groups
+        if self.mode == "cover" or self.row.score_on_subsample:
             counts, p = count_distribution(G.count, npr, scheme)
         else:
             counts, p = subset_distribution(G.count, npr, scheme)
@@ -297,15 +375,7 @@ class StableLearner(DFLearner):
         return np.clip(total, 0.0, 1.0)
 
     def _exact_groups(self, G: Groups, data: Dataset, qi: np.ndarray) -> np.ndarray:
-        v = self.variant
-        if v == "bv-api-1":
-            return (self._confidence(G, data, qi) >= 0.5).astype(np.float64)
-        if v == "bv-api-2":
-            one = super()._predict_groups(G, data, qi, 1, np.random.default_rng(data_seed(data)))
-            return one[0].astype(np.float64)
-        # bv-api-3: the law of the (first, cached) fit equals the correct one; given the cache
-        # every later run is that fit's label (flipped): the bug is the dependence across runs
-        return self._post_prob(self._exact_core(G, qi))
+        return self.row.release_exact(self, G, data, qi)
 
 
 def _check_n(n: int) -> int:
@@ -375,4 +445,4 @@ def df_cor1(epsilon: float = 1.0, alpha: float = 0.1, mode: str = "outline", n_p
     return L
 
 
-__all__ = ["StableLearner", "df_sta", "df_cor1", "STA_VARIANTS", "COR_VARIANTS", "theory_n", "n_net"]
+__all__ = ["StableLearner", "df_sta", "df_cor1", "STA_VARIANTS", "COR_VARIANTS", "STA_TABLE", "COR_TABLE", "StaRow", "theory_n", "n_net"]
