@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from . import interrupts
 from .errors import PrivauditError
 from .reducers import Reduction, reduction_from_dict
 from .types import Dataset
@@ -290,6 +291,7 @@ def interrupt_on_sigterm() -> bool:
         return False
 
     def _raise(signum: int, frame: Any) -> None:
+        interrupts.request(f"signal {signum}")
         raise KeyboardInterrupt(f"signal {signum}")
 
     signal.signal(signal.SIGTERM, _raise)

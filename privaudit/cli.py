@@ -1,7 +1,8 @@
 """The `privaudit` command line (DESIGN.md section 6).
 
 Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and ``run(args)``.
-Exit codes: 0 success (audit passed), 1 a violation / failed expectation, 2 bad input.
+Exit codes: 0 success (audit passed), 1 a violation / failed expectation, 2 bad input or a
+failing black box, 3 internal error, 130 interrupted (see `privaudit.supervise`).
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
 
 from audit import __version__
-from audit.errors import PrivauditError
+from privaudit.supervise import supervise
 
 SUBCOMMANDS = ("privaudit.cli_audit", "privaudit.cli_report", "privaudit.cli_ci")
 
@@ -35,17 +37,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Parse `argv` and run the command under the supervisor (`privaudit.supervise`).
+
+    Exit codes: 0 all claims held; 1 a violation confirmed / a CI expectation failed; 2 bad input
+    or a failing black box; 3 an internal error (the trace is written to a file); 130 interrupted.
+    """
     parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except PrivauditError as exc:
-        print(f"privaudit: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("privaudit: interrupted; finished chunks are kept in the journal "
-              "(re-run with --resume DIR to continue)", file=sys.stderr)
-        return 130
+    args = parser.parse_args(argv)   # argparse's own errors and --help/--version exit here
+    trace_dir = getattr(args, "out", None)
+    if trace_dir is not None and not Path(trace_dir).is_dir():
+        trace_dir = None
+    return supervise(lambda: args.func(args), timeout=getattr(args, "timeout", None),
+                     trace_dir=trace_dir)
 
 
 def entry() -> None:  # pragma: no cover - console script

@@ -15,11 +15,12 @@ from audit import jsonnum
 from audit.budget import DEFAULT_CONFIRM_RUNS, Budget
 from audit.errors import PrivauditError
 from audit.interfaces import is_learner
-from audit.journal import Journal, interrupt_on_sigterm
+from audit.journal import Journal
 from audit.request import AuditRequest, run_request
 from audit.runners import LocalRunner
 from audit.runners.factory import make_runner
 from privaudit.loading import read_inputs, read_json
+from privaudit.options import add_timeout, planned_runs, runner_choice
 from privaudit.progress import ProgressRunner
 from privaudit.resolve import Target, build_target, parse_params
 from reports import write_reports
@@ -66,15 +67,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strategy", choices=("exhaustive", "random", "adaptive", "white-box"),
                    help="search strategy (implies --search; default adaptive; white-box uses the "
                         "learner's exact oracle)")
-    p.add_argument("--runner", choices=("ray", "local"), default="ray",
-                   help="ray (default: a local Ray instance started automatically) or local")
-    p.add_argument("--address", help="join an existing Ray cluster: auto or ray://HOST:PORT")
+    p.add_argument("--runner", choices=("auto", "ray", "local"), default="auto",
+                   help="auto (default: in-process for small jobs, a private local Ray instance "
+                        "when it pays), ray or local")
+    p.add_argument("--address", help="join an existing Ray cluster: auto, HOST:PORT or "
+                                     "ray://HOST:PORT (the ray:// client needs privaudit[cluster])")
     p.add_argument("--num-cpus", type=int, help="CPUs for the embedded Ray instance")
     p.add_argument("--chunk-runs", type=int, help="runs per chunk (per Ray task)")
     p.add_argument("--out", metavar="DIR", help="write result.json, report.html, report.md here")
     p.add_argument("--resume", metavar="DIR", help="resume an interrupted audit from its --out DIR")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_timeout(p)
     p.set_defaults(func=run_audit)
 
 
@@ -110,13 +114,19 @@ def run_list(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------
 # audit
 # ---------------------------------------------------------------------------------------------
-def make_runner_from_args(args: argparse.Namespace):
-
-    if args.runner == "local" and not args.address:
+def make_runner_from_args(args: argparse.Namespace, planned_runs: int = 0):
+    """The runner the flags ask for; ``--runner auto`` picks by `runner_choice`."""
+    kind = args.runner
+    if kind == "local" and args.address:
+        raise PrivauditError(f"--address {args.address} joins a Ray cluster; it cannot be used "
+                             f"with --runner local (drop one of them)")
+    if kind == "auto":
+        kind, why = runner_choice(planned_runs, args.address, args.num_cpus)
+        args.runner_note = f"runner: {kind} ({why})"
+    if kind == "local":
         if args.num_cpus is not None:
             raise PrivauditError("--num-cpus applies to the Ray runner, not --runner local")
         return LocalRunner(chunk_runs=args.chunk_runs)
-
     return make_runner("ray", address=args.address, num_cpus=args.num_cpus, chunk_runs=args.chunk_runs)
 
 
@@ -190,10 +200,11 @@ def run_audit(args: argparse.Namespace) -> int:
 
     runner = None
     try:
-        runner = make_runner_from_args(args)
-        # SIGTERM stops like Ctrl-C, leaving the journal valid; progress bars are per phase, with
-        # totals and ETA, and only on a terminal.
-        interrupt_on_sigterm()
+        runner = make_runner_from_args(args, planned_runs(req))
+        if getattr(args, "runner_note", None) and not args.json:
+            print(f"privaudit: {args.runner_note}", file=sys.stderr)
+        # SIGTERM stops like Ctrl-C (the supervisor's handler), leaving the journal valid;
+        # progress bars are per phase, with totals and ETA, and only on a terminal.
         if not args.quiet:
             runner = ProgressRunner(runner)
         result = run_request(req, runner=runner, journal=journal)
@@ -203,10 +214,7 @@ def run_audit(args: argparse.Namespace) -> int:
                   f"privaudit audit --resume {workdir}", file=sys.stderr)
         elif out is None:
             shutil.rmtree(workdir, ignore_errors=True)
-        if isinstance(exc, KeyboardInterrupt):
-            print("privaudit: interrupted", file=sys.stderr)
-            return 130
-        raise
+        raise  # the supervisor (privaudit.supervise) decides the exit code
     finally:
         if runner is not None:
             runner.close()

@@ -16,6 +16,7 @@ from audit.errors import PrivauditError
 from audit.suite import SuiteResult
 from privaudit.ci_config import load_config
 from privaudit.ci_run import make_suite_runner, run_suite
+from privaudit.options import add_timeout
 from reports import load, render_markdown, to_json, write_reports
 from reports.junit import failure_message, write_junit
 
@@ -42,6 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--check", action="store_true", help="validate the config and exit")
     p.add_argument("--json", action="store_true", help="print the suite result as JSON")
     p.add_argument("--quiet", action="store_true", help="no per-audit progress lines")
+    add_timeout(p)
     p.set_defaults(func=run)
 
 
@@ -106,6 +108,9 @@ def markdown_summary(suite, guarantee: str, baseline_note: str | None) -> str:
 def run(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config)
+    if args.address and args.runner == "local":
+        raise PrivauditError(f"--address {args.address} joins a Ray cluster; it cannot be used "
+                             f"with --runner local (drop one of them)")
     kind = "ray" if args.address else args.runner
     if args.check:
         print(f"{args.config}: {len(cfg.audits)} audits, suite confidence {cfg.confidence:g} "

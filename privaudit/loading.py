@@ -8,41 +8,114 @@ from __future__ import annotations
 
 import csv
 import importlib
+import inspect
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from audit.errors import PrivauditError
+from audit import interrupts
+from audit.errors import BlackBoxError, PrivauditError
 from audit.interfaces import is_learner, is_mechanism
 from audit.types import Dataset
+
+_MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+_ATTR = _MODULE
+_OWN_PACKAGES = ("audit", "algorithms", "attacks", "reports", "privaudit")
+
+
+def _user_code_error(spec: str, what: str, exc: BaseException) -> PrivauditError:
+    """A `BlackBoxError` for the user's module or class failing while privaudit loads it."""
+    if isinstance(exc, SystemExit):
+        why = f"called sys.exit({exc.code!r})"
+    elif isinstance(exc, interrupts.BlackBoxExit):
+        why = f"called os._exit({exc.code!r})"
+    elif isinstance(exc, SyntaxError):
+        why = f"has a syntax error: {exc.filename}:{exc.lineno}: {exc.msg}"
+    else:
+        why = f"raised {type(exc).__name__}: {exc}"
+    return BlackBoxError(f"--blackbox {spec}: {what} {why}")
+
+
+def user_dirs() -> tuple[str, ...]:
+    """Folders `load_blackbox` added to the import path (kept for Ray workers and diagnostics)."""
+    return tuple(_USER_DIRS)
+
+
+_USER_DIRS: list[str] = []
 
 
 def load_blackbox(spec: str, base_dir: str | os.PathLike | None = None) -> Any:
     """Import ``module:attr`` (attr may be dotted); a class is instantiated without arguments.
 
-    `base_dir` (default: the working directory) is where the user's modules are looked for.
+    `base_dir` (default: the working directory) is where the user's modules are looked for. It
+    is appended to the import path, *after* privaudit's own packages: a ``reports/`` or
+    ``audit/`` folder next to the user's module can never replace privaudit's. Whatever the
+    user's module does while it is imported or instantiated (raise, have a syntax error, call
+    ``sys.exit``) is a `BlackBoxError` (bad input, exit 2), never an exit code of its own.
     """
     if not isinstance(spec, str) or ":" not in spec:
         raise PrivauditError(f"--blackbox expects module:attr, got {spec!r}")
     mod_name, attr = spec.split(":", 1)
+    if not _MODULE.fullmatch(mod_name) or not _ATTR.fullmatch(attr):
+        raise PrivauditError(f"--blackbox expects module:attr (dotted Python names), got {spec!r}")
     where = str(Path(base_dir if base_dir is not None else os.getcwd()).resolve())
     if where not in sys.path:
-        sys.path.insert(0, where)
+        sys.path.append(where)
+    if where not in _USER_DIRS:
+        _USER_DIRS.append(where)
+    top = mod_name.split(".")[0]
+    if top in _OWN_PACKAGES:
+        raise PrivauditError(f"--blackbox {spec}: {top!r} is one of privaudit's own packages "
+                             f"({', '.join(_OWN_PACKAGES)}); rename your module")
     try:
-        obj: Any = importlib.import_module(mod_name)
-    except ImportError as exc:
-        raise PrivauditError(f"cannot import module {mod_name!r}: {exc}") from None
+        with interrupts.guard_exit():
+            obj: Any = importlib.import_module(mod_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (mod_name == exc.name or mod_name.startswith(exc.name + ".")):
+            raise PrivauditError(f"cannot import module {mod_name!r}: {exc} (looked in {where} "
+                                 f"and the installed packages)") from None
+        raise _user_code_error(spec, "importing the module", exc) from None
+    except KeyboardInterrupt as exc:
+        if interrupts.requested():
+            raise
+        raise _user_code_error(spec, "importing the module", exc) from None
+    except (Exception, SystemExit, interrupts.BlackBoxExit) as exc:
+        raise _user_code_error(spec, "importing the module", exc) from None
     for part in attr.split("."):
-        if not hasattr(obj, part):
+        try:
+            found = hasattr(obj, part)
+        except Exception as exc:
+            raise _user_code_error(spec, f"reading attribute {part!r}", exc) from None
+        if not found:
             raise PrivauditError(f"module {mod_name!r} has no attribute {attr!r}")
         obj = getattr(obj, part)
     if isinstance(obj, type):
-        obj = obj()
-    if not (is_learner(obj) or is_mechanism(obj)):
+        try:
+            inspect.signature(obj).bind()
+        except TypeError:
+            raise PrivauditError(f"--blackbox {spec} is a class whose constructor needs arguments; "
+                                 f"name an instance instead (module:obj, with obj = {attr}(...))") from None
+        except ValueError:
+            pass  # no signature available (a builtin): just try it
+        try:
+            with interrupts.guard_exit():
+                obj = obj()
+        except KeyboardInterrupt as exc:
+            if interrupts.requested():
+                raise
+            raise _user_code_error(spec, "instantiating the class", exc) from None
+        except (Exception, SystemExit, interrupts.BlackBoxExit) as exc:
+            raise _user_code_error(spec, "instantiating the class", exc) from None
+    try:
+        ok = is_learner(obj) or is_mechanism(obj)
+    except Exception as exc:
+        raise _user_code_error(spec, "inspecting the object", exc) from None
+    if not ok:
         raise PrivauditError(f"{spec} is neither a Learner (predict) nor a Mechanism (sample)")
     return obj
 
@@ -122,4 +195,4 @@ def read_inputs(learner: bool, *, pairs: Any = None, data: Any = None, queries: 
             "queries": None if queries is None else read_json(where(queries), "queries")}
 
 
-__all__ = ["load_blackbox", "read_json", "read_csv_dataset", "read_pairs", "read_inputs"]
+__all__ = ["load_blackbox", "user_dirs", "read_json", "read_csv_dataset", "read_pairs", "read_inputs"]

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from .. import interrupts
 from ..errors import BlackBoxError, PrivauditError
 from ..interfaces import is_learner
 from ..reducers import Reducer, Reduction
@@ -70,9 +71,18 @@ def call_blackbox(blackbox: Any, inp: Any, queries: np.ndarray | None, runs: int
     name = getattr(blackbox, "name", type(blackbox).__name__)
     learner = is_learner(blackbox)
     try:
-        out = blackbox.predict(inp, queries, runs, rng) if learner else blackbox.sample(inp, runs, rng)
-    except (BlackBoxError, KeyboardInterrupt):
+        with interrupts.guard_exit():
+            out = blackbox.predict(inp, queries, runs, rng) if learner else blackbox.sample(inp, runs, rng)
+    except BlackBoxError:
         raise
+    except KeyboardInterrupt as exc:
+        if interrupts.requested():  # Ctrl-C, SIGTERM or a time limit: stop the run
+            raise
+        raise BlackBoxError(f"black box {name!r} raised KeyboardInterrupt itself") from exc
+    except SystemExit as exc:  # the user's code must not decide privaudit's exit code
+        raise BlackBoxError(f"black box {name!r} called sys.exit({exc.code!r})") from exc
+    except interrupts.BlackBoxExit as exc:
+        raise BlackBoxError(f"black box {name!r} called os._exit({exc.code!r})") from exc
     except Exception as exc:  # the user's code: report it, do not hide it
         raise BlackBoxError(f"black box {name!r} raised {type(exc).__name__}: {exc}") from exc
     try:

@@ -29,6 +29,7 @@ import warnings
 from collections import deque
 from typing import Any, Sequence
 
+from .. import interrupts
 from ..errors import BlackBoxError, PrivauditError
 from ..reducers import Reduction
 from .base import Job, ProgressFn, Runner, plan, run_chunk
@@ -51,6 +52,23 @@ def _import_ray() -> None:
         ray, rex = _ray, _rex
 
 
+_LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def _loopback_only() -> None:
+    """Ray's single-machine mode: the node IP is 127.0.0.1, so nothing listens on the network.
+
+    Ray reads the switch (`_LOOPBACK_ENV`) when it is imported; when Ray was imported before
+    (by the user's code, a test), its constant is set too.
+    """
+    os.environ[_LOOPBACK_ENV] = "0"
+    try:
+        from ray._private import ray_constants  # private, but the one switch Ray offers
+        ray_constants.ENABLE_RAY_CLUSTER = False
+    except (ImportError, AttributeError):  # another Ray version: the environment variable serves
+        pass
+
+
 # Upper bound on chunks per task, so that one task's result (a list of reductions) stays small.
 _MAX_CHUNKS_PER_TASK = 256
 
@@ -62,6 +80,9 @@ def _run_batch(seed: int, specs: list, items: list, *objs: Any) -> tuple[float, 
     `objs`, which Ray resolves from the object store (each object is shipped once per node).
     """
     t0 = time.perf_counter()
+    # On a worker, a black box calling os._exit kills only the worker: Ray retries the task, and
+    # one that keeps dying fails the audit as a black-box error (see RayRunner._fetch).
+    interrupts.set_guard_os_exit(False)
     jobs = [Job(blackbox=objs[b], inp=objs[i], runs=runs, reducer=objs[r], key=key,
                 queries=None if q < 0 else objs[q])
             for b, i, q, r, key, runs in specs]
@@ -77,7 +98,10 @@ def _user_pythonpath() -> str:
     black box cannot be unpickled on a worker.
     """
     system = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    keep = []
+    # privaudit's own root first (a source checkout): a user's folder holding e.g. `reports/`
+    # must not shadow privaudit's packages on a worker either.
+    own = os.path.realpath(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    keep = [] if "site-packages" in own or any(own.startswith(s + os.sep) for s in system) else [own]
     for p in sys.path:
         if not p or not os.path.isdir(p):
             continue
@@ -145,6 +169,11 @@ class RayRunner(Runner):
     # -- connection ------------------------------------------------------------------------
     def connect(self) -> None:
         """Start or join Ray now (otherwise done by the first `run`)."""
+        if self.address is None:
+            # Read by Ray when it is imported: with it, a local instance takes the loopback
+            # address as its node IP and every server (GCS, raylet, workers, object manager)
+            # listens on 127.0.0.1 only. Spawned Ray processes inherit it.
+            os.environ[_LOOPBACK_ENV] = "0"
         _import_ray()
         if not ray.is_initialized():
             opts: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
@@ -153,24 +182,35 @@ class RayRunner(Runner):
                 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
                 # Workers of a local instance import what this process imports. On a cluster
                 # the nodes' own environment decides (their PYTHONPATH is left alone).
-                opts.update(include_dashboard=False, num_cpus=self.num_cpus,
+                # A private instance: address="local" never joins a `ray start` cluster of this
+                # machine nor one named by RAY_ADDRESS; with Ray's single-machine mode (as on
+                # macOS/Windows) its servers listen on the loopback interface only.
+                _loopback_only()
+                opts.update(address="local", include_dashboard=False, num_cpus=self.num_cpus,
                             runtime_env={"env_vars": {"PYTHONPATH": _user_pythonpath()}})
             else:
                 opts["address"] = self.address
             # ray.init replaces the SIGTERM handler with sys.exit; keep one the caller installed
             # (the CLI turns SIGTERM into KeyboardInterrupt, see audit.journal).
             sigterm = signal.getsignal(signal.SIGTERM)
+            saved_address = os.environ.pop("RAY_ADDRESS", None) if self.address is None else None
             try:
                 ray.init(**opts)
             except Exception as exc:
                 if self.address is None:
                     raise
+                if str(self.address).startswith("ray://") and isinstance(exc, ImportError):
+                    raise PrivauditError(
+                        f"--address {self.address} uses the Ray client, which needs "
+                        f"`pip install 'privaudit[cluster]'` (ray[client]): {exc}") from exc
                 raise PrivauditError(
                     f"cannot join the Ray cluster at {self.address!r}: {type(exc).__name__}: {exc}. "
                     f"Is `ray start --head` running there, and does this shell set the same "
                     f"RAY_AUTH_MODE as the cluster (currently "
                     f"{os.environ.get('RAY_AUTH_MODE', 'unset')!r})?") from exc
             finally:
+                if saved_address is not None:
+                    os.environ["RAY_ADDRESS"] = saved_address
                 if (callable(sigterm) and threading.current_thread() is threading.main_thread()
                         and signal.getsignal(signal.SIGTERM) is not sigterm):
                     signal.signal(signal.SIGTERM, sigterm)
@@ -340,7 +380,7 @@ class RayRunner(Runner):
             raise
         except (rex.WorkerCrashedError, rex.NodeDiedError, rex.ObjectLostError,
                 rex.OutOfMemoryError) as exc:
-            raise RuntimeError(
+            raise BlackBoxError(
                 f"Ray could not run {where} ({name!r}): {type(exc).__name__} after "
                 f"{self.max_retries} retries. A worker process kept dying: the black box may "
                 f"crash its process (os._exit, a segfault) or run out of memory; try a smaller "
