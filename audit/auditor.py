@@ -37,8 +37,10 @@ from .extensions import find_search
 from .interfaces import (
     certified_of,
     claim_of,
+    exact_values_of,
     is_learner,
     is_mechanism,
+    is_reproducible,
     name_of,
     own_data,
     own_pairs,
@@ -47,7 +49,7 @@ from .interfaces import (
 )
 from .neighbours import check_neighbours
 from .provenance import git_commit, versions
-from .reducers import CodeCounter, EventCounter, HistogramCounter
+from .reducers import CodeCounter, EventCounter, HistogramCounter, lattice_exponent
 from .result import AuditResult, BoundTest, Witness
 from .runners.base import Job, Runner, call_blackbox, chunk_rng
 from .runners.local import LocalRunner
@@ -79,13 +81,14 @@ class OutputModel:
     projections: tuple = ()
     edges: tuple = ()
     labels: tuple = ()
+    features: tuple = ()
 
     def explore_reducer(self):
         if self.kind == "labels":
             return CodeCounter(None, "bits")
         if self.kind == "discrete":
             return CodeCounter(None, self.encoding)
-        return HistogramCounter(self.projections, self.edges)
+        return HistogramCounter(self.projections, self.edges, self.features)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,8 +183,18 @@ def pilot(blackbox: Any, pair: Pair, key: tuple[int, ...], seed: int, runs: int)
             projections.append(tuple(float(v) for v in w / np.linalg.norm(w)))
             labels.append("discriminant statistic")
     pooled = np.vstack(flat)
-    edges = tuple(_edges(pooled @ np.asarray(p)) for p in projections)
-    return OutputModel("continuous", "value", width, tuple(projections), edges, tuple(labels))
+    edges = [_edges(pooled @ np.asarray(p)) for p in projections]
+    features = ["linear"] * len(projections)
+    if exact_values_of(blackbox):
+        # the exact-value grid of every output coordinate (support mismatch of float outputs)
+        for j in range(width):
+            k = lattice_exponent(pooled[:, j])
+            edges.append(tuple(float(v) + 0.5 for v in range(int(k.min()) - 8, int(k.max()) + 9)))
+            projections.append(tuple(float(v) for v in np.eye(width)[j]))
+            features.append("lattice")
+            labels.append(("output" if width == 1 else f"output[{j}]") + " exact-value grid 2^-k, k")
+    return OutputModel("continuous", "value", width, tuple(projections), tuple(edges),
+                       tuple(labels), tuple(features) if exact_values_of(blackbox) else ())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,7 +227,8 @@ def explore(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, explore_runs:
         elif m.kind == "discrete":
             cands += discrete_candidates(ra, rb, encoding=m.encoding, **kw)
         else:
-            cands += threshold_candidates(ra, rb, m.projections, m.edges, m.labels, **kw)
+            cands += threshold_candidates(ra, rb, m.projections, m.edges, m.labels,
+                                          features=m.features, **kw)
     return cands
 
 
@@ -302,6 +316,9 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
     search["pairs"] = len(pairs)
     search["top_explored"] = [c.to_history() for c in ranked[:10]]
     notes = []
+    if not is_reproducible(blackbox):
+        notes.append("runs not reproducible: the black box draws from its own entropy and ignores "
+                     "the seed, so a rerun gives other counts (the bound is valid all the same)")
     if best.k_q == 0 and best.k_p > 0:
         notes.append("support mismatch: the event never happened on the q side in "
                      f"{best.n_q} runs; epsilon_lower is capped only by the budget")
@@ -314,7 +331,8 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
         witness=witness, confirmed=confirmed, explore_runs=explore_runs, confirm_runs=confirm_runs,
         seed=seed, params=dict(params or params_of(blackbox)),
         certified=certified if certified is not None else certified_of(blackbox),
-        against=against, search=search, runner=runner.describe(),
+        against=against, search=search,
+        runner={**runner.describe(), **({} if is_reproducible(blackbox) else {"reproducible": False})},
         timings={"explore_s": round(t1 - t0, 4), "confirm_s": round(t2 - t1, 4),
                  "total_s": round(t2 - t0, 4)},
         versions=_provenance(blackbox), notes=notes)

@@ -143,8 +143,9 @@ def label_candidates(ca: CodeCounts, cb: CodeCounts, width: int, *, pair_index: 
 
 def threshold_candidates(ha: HistogramCounts, hb: HistogramCounts, projections, edges, labels, *,
                          pair_index: int, n_confirm: int, alpha: float,
-                         claim: Claim) -> list[Candidate]:
-    """Best threshold event ``{s >= t}`` or ``{s < t}`` per statistic and direction."""
+                         claim: Claim, features: tuple = ()) -> list[Candidate]:
+    """Best threshold event ``{s >= t}`` or ``{s < t}`` per statistic and direction
+    (statistic j is ``features[j]`` of its projection; all linear when `features` is empty)."""
     out = []
     for j, e in enumerate(edges):
         e = np.asarray(e)
@@ -158,7 +159,8 @@ def threshold_candidates(ha: HistogramCounts, hb: HistogramCounts, projections, 
                                                ("b>a", sb, sa, hb.runs, ha.runs)):
                 p_hat, q_hat = _tail_safe_rates(kp, kq, np_, nq)
                 i, eps, delta = _best(p_hat, q_hat, n_confirm, alpha, claim)
-                ev = Threshold(tuple(float(w) for w in projections[j]), float(e[i]), side, labels[j])
+                ev = Threshold(tuple(float(w) for w in projections[j]), float(e[i]), side, labels[j],
+                               features[j] if features else "linear")
                 out.append(Candidate(pair_index, direction, ev, int(kp[i]), np_, int(kq[i]), nq,
                                      eps, delta, objective(claim), None, {"statistic": labels[j]}))
     return out

@@ -26,6 +26,13 @@ Optional capabilities
     still confirmed on black-box runs.
 ``search_sizes`` (`HasSearchSizes`)
     The dataset sizes the learner accepts, when it accepts only some (the search tries these).
+``exact_values`` (`HasExactValues`)
+    True when a mechanism's float outputs are released as the exact doubles it computes (not as
+    stand-ins for real numbers): the auditor then also tests events on each output's exact-value
+    grid (`audit.reducers.lattice_exponent`), where floating-point leaks show (Mironov, CCS 2012).
+``reproducible`` (`HasReproducible`)
+    False for a black box that draws from its own entropy and ignores ``rng`` (a real library):
+    the result says its runs were not reproducible; counts still add up and journal as usual.
 ``domain`` / a hypothesis class (`HasDomain`)
     Where records may lie: an (N, d) array of points, or a hypothesis class (an object with
     ``matrix``, ``domain`` and ``index``) under one of `CLASS_ATTRIBUTES`.
@@ -113,6 +120,16 @@ class HypothesisClassLike(Protocol):
     def index(self, *args: Any, **kw: Any) -> Any: ...
 
 
+@runtime_checkable
+class HasExactValues(Protocol):
+    exact_values: bool
+
+
+@runtime_checkable
+class HasReproducible(Protocol):
+    reproducible: bool
+
+
 CLASS_ATTRIBUTES = ("domain", "hypotheses", "H", "hclass", "hypothesis_class", "cls")
 
 
@@ -177,6 +194,16 @@ def search_sizes(obj: Any) -> Any:
     return _opt(obj, "search_sizes")
 
 
+def exact_values_of(obj: Any) -> bool:
+    """Whether the black box declares its float outputs are released as exact doubles."""
+    return bool(_opt(obj, "exact_values"))
+
+
+def is_reproducible(obj: Any) -> bool:
+    """False only when the black box declares ``reproducible = False`` (it ignores ``rng``)."""
+    return _opt(obj, "reproducible") is not False
+
+
 def is_hypothesis_class(obj: Any) -> bool:
     return all(hasattr(obj, a) for a in ("matrix", "domain", "index"))
 
@@ -195,5 +222,6 @@ def declared_domain(obj: Any) -> tuple[str, Any] | None:
 __all__ = ["Learner", "Mechanism", "HasCertified", "HasParams", "HasPairs", "HasQueries", "HasData",
            "HasExact", "HasSearchSizes", "HypothesisClassLike", "CLASS_ATTRIBUTES", "is_learner",
            "is_mechanism", "name_of", "claim_of", "certified_of", "params_of", "own_pairs",
-           "own_queries", "own_data", "exact_oracle", "search_sizes", "is_hypothesis_class",
+           "own_queries", "own_data", "exact_oracle", "search_sizes", "exact_values_of",
+           "is_reproducible", "HasExactValues", "HasReproducible", "is_hypothesis_class",
            "declared_domain"]

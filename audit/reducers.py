@@ -60,6 +60,39 @@ def _count_codes(codes: np.ndarray) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
+# features of a linear statistic
+# ---------------------------------------------------------------------------------------------
+FEATURES = ("linear", "lattice")
+_ZERO_LATTICE = -2048.0  # 0.0 is a multiple of every power of two: below any finite double's value
+
+
+def lattice_exponent(values: np.ndarray) -> np.ndarray:
+    """The exact-value feature of float64 outputs: the smallest k with ``v * 2**k`` an integer.
+
+    A double is ``M * 2**E`` with M odd, and k = -E: how fine the grid is on which the value
+    lies. An implementation in floating point reaches only some doubles, and which ones can depend
+    on the input (Mironov, CCS 2012: ``x + noise`` for x = 1 lies on multiples of 2^-53, for x = 0
+    it does not); an event on k sees that support mismatch, which no threshold on the value can.
+    0 and non-finite values map to -2048 (0 lies on every grid).
+    """
+    v = np.asarray(values, dtype=np.float64)
+    mant, exp = np.frexp(v)                          # v = mant * 2**exp, 0.5 <= |mant| < 1
+    m = np.abs(np.ldexp(mant, 53)).astype(np.int64)  # exact 53-bit integer mantissa
+    low = m & -m                                     # its lowest set bit, a power of two
+    _, tz = np.frexp(low.astype(np.float64))         # 2**(tz-1) == low
+    k = -(exp.astype(np.int64) - 53 + tz.astype(np.int64) - 1)
+    return np.where(np.isfinite(v) & (v != 0.0), k.astype(np.float64), _ZERO_LATTICE)
+
+
+def apply_feature(stat: np.ndarray, feature: str) -> np.ndarray:
+    if feature == "linear":
+        return stat
+    if feature == "lattice":
+        return lattice_exponent(stat)
+    raise PrivauditError(f"unknown statistic feature {feature!r}; valid: {', '.join(FEATURES)}")
+
+
+# ---------------------------------------------------------------------------------------------
 # events
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -102,24 +135,29 @@ class CodeSet:
 
 @dataclass(frozen=True)
 class Threshold:
-    """The event ``weights . output >= threshold`` (side "ge") or ``< threshold`` (side "lt")."""
+    """The event ``f(weights . output) >= threshold`` (side "ge") or ``< threshold`` (side "lt"),
+    with f the identity (feature "linear") or `lattice_exponent` (feature "lattice")."""
 
     weights: tuple[float, ...]
     threshold: float
     side: str = "ge"
     label: str = ""
+    feature: str = "linear"
 
     def statistic(self, outputs: np.ndarray) -> np.ndarray:
         out = outputs.reshape(outputs.shape[0], -1).astype(np.float64, copy=False)
-        return out @ np.asarray(self.weights, dtype=np.float64)
+        return apply_feature(out @ np.asarray(self.weights, dtype=np.float64), self.feature)
 
     def contains(self, outputs: np.ndarray) -> np.ndarray:
         s = self.statistic(outputs)
         return s >= self.threshold if self.side == "ge" else s < self.threshold
 
     def to_dict(self) -> dict:
-        return {"type": "threshold", "weights": list(self.weights), "threshold": self.threshold,
-                "side": self.side, "label": self.label}
+        d = {"type": "threshold", "weights": list(self.weights), "threshold": self.threshold,
+             "side": self.side, "label": self.label}
+        if self.feature != "linear":
+            d["feature"] = self.feature
+        return d
 
     def describe(self) -> str:
         op = ">=" if self.side == "ge" else "<"
@@ -134,7 +172,7 @@ def event_from_dict(d: dict) -> CodeSet | Threshold:
         return CodeSet(codes, None if cols is None else tuple(cols), d.get("encoding", "value"))
     if d.get("type") == "threshold":
         return Threshold(tuple(d["weights"]), float(d["threshold"]), d.get("side", "ge"),
-                         d.get("label", ""))
+                         d.get("label", ""), d.get("feature", "linear"))
     raise PrivauditError(f"unknown event type in {d!r}")
 
 
@@ -238,7 +276,8 @@ class EventCounter:
 
 @dataclass(frozen=True)
 class HistogramCounter:
-    """Fixed-grid histograms of linear statistics ``projections @ output`` (continuous outputs).
+    """Fixed-grid histograms of statistics ``f_j(projections[j] @ output)`` (continuous outputs),
+    f_j given by ``features[j]`` (all "linear" when `features` is empty).
 
     Bin b of statistic j holds values v with ``#{edges[j] <= v} == b`` (searchsorted, side
     "right"), so ``{v >= edges[j][i]}`` is exactly bins ``i+1 ..``.
@@ -246,10 +285,14 @@ class HistogramCounter:
 
     projections: tuple[tuple[float, ...], ...]
     edges: tuple[tuple[float, ...], ...]
+    features: tuple[str, ...] = ()
 
     def __call__(self, outputs: np.ndarray) -> HistogramCounts:
         out = outputs.reshape(outputs.shape[0], -1).astype(np.float64, copy=False)
         stats = out @ np.asarray(self.projections, dtype=np.float64).T
+        for j, f in enumerate(self.features):
+            if f != "linear":
+                stats[:, j] = apply_feature(stats[:, j], f)
         width = max(len(e) for e in self.edges) + 1
         counts = np.zeros((len(self.edges), width), dtype=np.int64)
         for j, e in enumerate(self.edges):
