@@ -17,8 +17,8 @@ Registered learners (all output one hypothesis, so every claim has scope "model"
 * ``ch-erm`` -- non-private ERM (spec 3.4), a NEGATIVE CONTROL: it carries an alpha-DP claim that
   it cannot meet, and every audit is expected to flag it.
 
-The exponential-mechanism weights come from `algorithms.building_blocks.mechanisms.exponential_log_weights`
-(utilities ``-c_g``, sensitivity 1). All runs of a `predict` call share one candidate list and one
+The exponential-mechanism weights and draws come from `algorithms.common.sampling` (`em_log_weights`,
+utilities ``-c_g``, sensitivity 1; `em_sample`). All runs of a `predict` call share one candidate list and one
 log-probability vector, so the runs' hypotheses are drawn at once by inverse-CDF sampling from the
 precomputed probabilities (``O(runs log |G|)``; the same law as Gumbel-max, which costs
 ``O(runs |G|)``); planted bugs that are defined by noise on the scores (BRK-2, BRK-4, FP-4) add
@@ -28,8 +28,8 @@ Exact oracles: ``output_distribution(data) -> (rows, probs)`` is the exact law o
 hypothesis (rows of ``learner.H``), and ``exact(data, queries)`` the exact ``Pr[label = 1]`` at each
 query (spec 7.3). Report-noisy-min variants (BRK-4, FP-4) have none (PrivauditError).
 
-Planted bugs (spec 7.7, ``variant="brk-..."``) and negative controls (``fp-...``) are listed in
-`EM_VARIANTS`, `COVER_VARIANTS` and `A2_VARIANTS`; each entry says what it plants. Every planted bug
+Planted bugs (spec 7.7, ``variant="brk-..."``) and negative controls (``fp-...``) are the rows of
+`EM_TABLE`, `COVER_TABLE` and `A2_TABLE` (`CHRow`); each row says what it plants. Every planted bug
 is flagged on the learner's own pairs (``learner.pairs``/``queries``, what ``privaudit audit NAME
 --variant V`` uses): the designs of spec 7.3 (`replace_designs`, `label_designs`), BRK-14 on
 `add_remove_designs`, BRK-15 on its own `underflow_pair` (a pile at the float32 underflow count),
@@ -49,7 +49,7 @@ import hashlib
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from scipy.special import logsumexp
@@ -57,63 +57,15 @@ from scipy.special import logsumexp
 from audit.errors import PrivauditError
 from audit.types import Claim, Dataset, as_dataset, as_queries
 
-from ..building_blocks.mechanisms import exponential_log_weights
 from ..common.hypotheses import HypothesisClass
+from ..common.sampling import em_log_weights, em_sample
+from ..common.variants import Row, describe, pick
 from ..registry import register
 from . import covers as cv
 
 PAPER = "Chaudhuri & Hsu, Sample complexity bounds for differentially private learning (COLT 2011)"
 BLOCK = 1 << 21            # noise entries per block for the noise-defined variants (bounds memory)
 MAX_QUERIES = 8
-
-EM_VARIANTS = {
-    "correct": "as published: Pr[g] ~ exp(-alpha c_g(S) / 2) over a data-independent list",
-    "brk-1": "BUG BRK-1: weights exp(-alpha c_g) (the 1/2 forgotten): true loss up to 2 alpha",
-    "brk-2": "BUG BRK-2: argmax(-c_g + Gumbel/alpha) (noise scale 1/alpha instead of 2/alpha): "
-             "same law as BRK-1, true loss up to 2 alpha",
-    "brk-3": "BUG BRK-3: weights exp(-alpha m c_g / 2) ('sensitivity 1/m' applied to counts): "
-             "true loss up to m alpha",
-    "brk-4": "BUG BRK-4: report-noisy-min with Laplace(1/alpha) on the counts: true loss ~2 alpha "
-             "(no exact oracle)",
-    "brk-5": "BUG BRK-5: the accuracy parameter epsilon_acc used as the privacy parameter: true "
-             "loss epsilon_acc; a no-op unless epsilon_acc > alpha, so audited at the spec's "
-             "instance alpha = 0.1, epsilon_acc = 0.5",
-    "brk-10": "BUG BRK-10: non-private argmin of c_g over the list (first index): deterministic, "
-              "infinite loss",
-    "brk-11": "BUG BRK-11: one model drawn from a generator seeded by sha256(S) and reused in every "
-              "run (data-seeded randomness): deterministic given S, infinite loss",
-    "brk-12": "BUG BRK-12: class-balanced score (m/2)(FN/n_pos + FP/n_neg) with sensitivity still "
-              "taken as 1: loss > alpha when a class is rare",
-    "brk-15": "BUG BRK-15: unshifted float32 exp(-alpha c/2): weights underflow to 0 for large "
-              "counts; flagged on the underflow pile design (a label flip moves the candidates "
-              "across the float32 underflow count: support mismatch with mass ~1/2)",
-    "fp-1": "negative control FP-1: weights exp(-alpha err_S(g)/2) with the normalised error "
-            "(over-private, alpha/m-DP): must NOT be flagged",
-    "fp-4": "negative control FP-4: report-noisy-min with Laplace(2/alpha) (alpha-DP): must NOT "
-            "be flagged",
-}
-COVER_VARIANTS = {
-    "brk-6": "BUG BRK-6: the cover is built from the PRIVATE unlabeled X (COVER-X at scale eps0) "
-             "while claiming alpha-privacy: infinite loss under x-moves",
-    "brk-7": "BUG BRK-7: the reference U fitted on private data (uniform on the grid points inside "
-             "the bounding box of X): infinite loss under x-moves",
-    "brk-8": "BUG BRK-8: cover scale from the data (eps0 raised to 1/(2 #distinct x)): infinite "
-             "loss under x-moves that create a duplicate",
-    "brk-9": "BUG BRK-9: the ERM hypothesis of H added to the candidate list (label-dependent "
-             "candidates): loss > alpha under label flips",
-    "brk-14": "BUG BRK-14: the paper-faithful A1 (cover scale from KAPPA(m)) claiming add-remove "
-              "DP: the cover depends on m, infinite loss under add/remove",
-    "fp-5": "negative control FP-5: the cover re-drawn in every run from public randomness (greedy "
-            "scan from a uniformly random public offset, 8 offsets): must NOT be flagged",
-}
-A2_VARIANTS = {
-    "brk-6": "BUG BRK-6: A2 registered as alpha-DP (replace-one) although its cover uses X: "
-             "infinite loss under x-moves",
-    "brk-13": "BUG BRK-13: label-dependent cover (rho counts disagreements on the POSITIVE points "
-              "only): infinite loss under label flips",
-}
-
-_NOISE = ("brk-2", "brk-4", "fp-4")
 
 # Audit instances (registry): BRK-5 releases EM at epsilon_acc instead of alpha, so it is a bug only
 # when epsilon_acc > alpha (spec 7.7: "flagged whenever eps_acc > alpha (e.g. alpha = 0.1, eps =
@@ -179,6 +131,163 @@ def mistakes(H: HypothesisClass, rows: np.ndarray, s: Summary) -> tuple[np.ndarr
 
 
 # ---------------------------------------------------------------------------------------------
+# the variants: one table of rows (algorithms/common/variants.py); the steps a bug swaps in
+# ---------------------------------------------------------------------------------------------
+def errors(fp: np.ndarray, fn: np.ndarray, s: Summary) -> np.ndarray:
+    """The published utility ``-c_g(S)`` (mistake count, sensitivity 1)."""
+    return -(fp + fn)
+
+
+def normalised_errors(fp: np.ndarray, fn: np.ndarray, s: Summary) -> np.ndarray:
+    """FP-1: ``-err_S(g) = -c_g / m`` (sensitivity 1/m, over-private at sensitivity 1)."""
+    return -(fp + fn) / s.n
+
+
+def balanced_errors(fp: np.ndarray, fn: np.ndarray, s: Summary) -> np.ndarray:
+    """BRK-12: ``-(m/2)(FN/n_pos + FP/n_neg)``, whose sensitivity is not 1 when a class is rare."""
+    return -(s.n / 2.0) * (fn / max(s.n_pos, 1) + fp / max(s.n - s.n_pos, 1))
+
+
+def float32_unshifted_law(c: np.ndarray, alpha: float) -> np.ndarray:
+    """BRK-15: ``exp(-alpha c/2)`` in float32 without the max shift: underflows to 0 for large
+    counts (all-zero weights fall back to uniform). Log-probabilities."""
+    with np.errstate(under="ignore"):
+        w = np.exp((-0.5 * alpha * c).astype(np.float32))   # the bug: no shift, float32
+    tot = w.sum(dtype=np.float32)
+    p = np.full(c.size, 1.0 / c.size) if tot == 0 else w.astype(np.float64) / float(tot)
+    with np.errstate(divide="ignore"):
+        return np.log(p)
+
+
+def argmin_law(c: np.ndarray, alpha: float) -> np.ndarray:
+    """BRK-10: the non-private argmin (first index). Log-probabilities."""
+    L = np.full(c.size, -np.inf)
+    L[int(np.argmin(c))] = 0.0
+    return L - logsumexp(L)
+
+
+def gumbel_argmax(c: np.ndarray, alpha: float, numerator: float, shape: tuple,
+                  rng: np.random.Generator) -> np.ndarray:
+    """BRK-2: ``argmax(-c + Gumbel / alpha)`` (Gumbel scale 1/alpha, the 2 forgotten)."""
+    return np.argmax(-c + rng.gumbel(size=shape) / alpha, axis=1)
+
+
+def laplace_argmin(c: np.ndarray, alpha: float, numerator: float, shape: tuple,
+                   rng: np.random.Generator) -> np.ndarray:
+    """Report-noisy-min with ``Laplace(numerator / alpha)`` on the counts (BRK-4: 1, FP-4: 2)."""
+    return np.argmin(c + rng.laplace(0.0, numerator / alpha, size=shape), axis=1)
+
+
+def offset_covers(L: "A1Learner", s: Summary) -> list[np.ndarray]:
+    """FP-5: the public cover re-drawn per run from 8 public greedy-scan offsets."""
+    step = max(1, L.H.size // 8)
+    return [L.public_cover(s.n, k * step) for k in range(8)]
+
+
+def private_x_cover(L: "A1Learner", s: Summary) -> list[np.ndarray]:
+    """BRK-6 (A1): COVER-X of the PRIVATE unlabeled X at scale eps0."""
+    return [cv.cover_x(L.H, s.xw, L.eps0(s.n))]
+
+
+def bounding_box_cover(L: "A1Learner", s: Summary) -> list[np.ndarray]:
+    """BRK-7: the reference U fitted on the data (uniform on the grid inside X's bounding box)."""
+    D = L.H.domain
+    Xd = s.data.X
+    inside = np.all((D >= Xd.min(axis=0) - 1e-12) & (D <= Xd.max(axis=0) + 1e-12), axis=1)
+    w = inside / inside.sum()
+    return [np.sort(cv.greedy_packing(L.H.matrix, w, L.eps0(s.n)))]
+
+
+def data_scale_cover(L: "A1Learner", s: Summary) -> list[np.ndarray]:
+    """BRK-8: the cover scale raised to ``1/(2 #distinct x)`` (a function of the data)."""
+    distinct = np.count_nonzero(s.c0 + s.c1)
+    r = max(L.eps0(s.n), 1.0 / (2.0 * distinct))
+    return [cv.cover_u(L.H, L.reference, r, L.max_cover)[0]]
+
+
+@dataclass(frozen=True)
+class CHRow(Row):
+    """A Chaudhuri-Hsu variant: the selection rule's constants and steps, and the candidate list's.
+
+    The published rule is the softmax ``exp(eps u / divisor)`` with ``u = score(...)``, ``eps =
+    alpha`` (times m, or epsilon_acc instead, for two bugs); ``law`` replaces the softmax's log-
+    probabilities, ``noisy`` replaces sampling by a noisy arg-min/max (``closed_form`` False: no
+    exact law), ``seeded`` draws once from a generator seeded by the data.
+    """
+
+    score: Callable = errors
+    divisor: float = 2.0                 # weights exp(eps u / divisor)
+    eps_times_m: bool = False            # eps = alpha m (sensitivity 1/m applied to counts)
+    eps_is_accuracy: bool = False        # eps = epsilon_acc instead of alpha
+    law: Callable | None = None          # log-probabilities replacing the softmax
+    noisy: Callable | None = None        # noisy arg-min/max replacing the sampling
+    noise_numerator: float = 2.0         # its noise scale numerator / alpha
+    closed_form: bool = True             # an exact output law exists
+    seeded: bool = False                 # one draw of a generator seeded by sha256(S), every run
+    cover: Callable | None = None        # A1's candidate lists (None: the public COVER-U)
+    with_erm: bool = False               # the ERM hypothesis added to the candidates
+    positive_only_cover: bool = False    # A2's COVER-X weighs the positive points only
+    relation: str = ""                   # the claimed neighbour relation ("": the learner's own)
+    paper_kappa: bool = False            # eps0 from KAPPA(m) even if an explicit eps0 is given
+    underflow_design: bool = False       # the learner carries `underflow_pair`
+
+
+EM_TABLE = {
+    "correct": CHRow("as published: Pr[g] ~ exp(-alpha c_g(S) / 2) over a data-independent list"),
+    "brk-1": CHRow("BUG BRK-1: weights exp(-alpha c_g) (the 1/2 forgotten): true loss up to 2 alpha",
+                   divisor=1.0),
+    "brk-2": CHRow("BUG BRK-2: argmax(-c_g + Gumbel/alpha) (noise scale 1/alpha instead of 2/alpha): "
+                   "same law as BRK-1, true loss up to 2 alpha", divisor=1.0, noisy=gumbel_argmax),
+    "brk-3": CHRow("BUG BRK-3: weights exp(-alpha m c_g / 2) ('sensitivity 1/m' applied to counts): "
+                   "true loss up to m alpha", eps_times_m=True),
+    "brk-4": CHRow("BUG BRK-4: report-noisy-min with Laplace(1/alpha) on the counts: true loss ~2 alpha "
+                   "(no exact oracle)", noisy=laplace_argmin, noise_numerator=1.0, closed_form=False),
+    "brk-5": CHRow("BUG BRK-5: the accuracy parameter epsilon_acc used as the privacy parameter: true "
+                   "loss epsilon_acc; a no-op unless epsilon_acc > alpha, so audited at the spec's "
+                   "instance alpha = 0.1, epsilon_acc = 0.5", eps_is_accuracy=True),
+    "brk-10": CHRow("BUG BRK-10: non-private argmin of c_g over the list (first index): deterministic, "
+                    "infinite loss", law=argmin_law),
+    "brk-11": CHRow("BUG BRK-11: one model drawn from a generator seeded by sha256(S) and reused in every "
+                    "run (data-seeded randomness): deterministic given S, infinite loss", seeded=True),
+    "brk-12": CHRow("BUG BRK-12: class-balanced score (m/2)(FN/n_pos + FP/n_neg) with sensitivity still "
+                    "taken as 1: loss > alpha when a class is rare", score=balanced_errors),
+    "brk-15": CHRow("BUG BRK-15: unshifted float32 exp(-alpha c/2): weights underflow to 0 for large "
+                    "counts; flagged on the underflow pile design (a label flip moves the candidates "
+                    "across the float32 underflow count: support mismatch with mass ~1/2)",
+                    law=float32_unshifted_law, underflow_design=True),
+    "fp-1": CHRow("negative control FP-1: weights exp(-alpha err_S(g)/2) with the normalised error "
+                  "(over-private, alpha/m-DP): must NOT be flagged", score=normalised_errors),
+    "fp-4": CHRow("negative control FP-4: report-noisy-min with Laplace(2/alpha) (alpha-DP): must NOT "
+                  "be flagged", noisy=laplace_argmin, noise_numerator=2.0, closed_form=False),
+}
+COVER_TABLE = {
+    "brk-6": CHRow("BUG BRK-6: the cover is built from the PRIVATE unlabeled X (COVER-X at scale eps0) "
+                   "while claiming alpha-privacy: infinite loss under x-moves", cover=private_x_cover),
+    "brk-7": CHRow("BUG BRK-7: the reference U fitted on private data (uniform on the grid points inside "
+                   "the bounding box of X): infinite loss under x-moves", cover=bounding_box_cover),
+    "brk-8": CHRow("BUG BRK-8: cover scale from the data (eps0 raised to 1/(2 #distinct x)): infinite "
+                   "loss under x-moves that create a duplicate", cover=data_scale_cover),
+    "brk-9": CHRow("BUG BRK-9: the ERM hypothesis of H added to the candidate list (label-dependent "
+                   "candidates): loss > alpha under label flips", with_erm=True),
+    "brk-14": CHRow("BUG BRK-14: the paper-faithful A1 (cover scale from KAPPA(m)) claiming add-remove "
+                    "DP: the cover depends on m, infinite loss under add/remove",
+                    relation="add-remove", paper_kappa=True),
+    "fp-5": CHRow("negative control FP-5: the cover re-drawn in every run from public randomness (greedy "
+                  "scan from a uniformly random public offset, 8 offsets): must NOT be flagged",
+                  cover=offset_covers),
+}
+A2_TABLE = {
+    "brk-6": CHRow("BUG BRK-6: A2 registered as alpha-DP (replace-one) although its cover uses X: "
+                   "infinite loss under x-moves", relation="replace-one"),
+    "brk-13": CHRow("BUG BRK-13: label-dependent cover (rho counts disagreements on the POSITIVE points "
+                    "only): infinite loss under label flips", positive_only_cover=True),
+}
+EM_VARIANTS = describe(EM_TABLE)
+COVER_VARIANTS = describe(COVER_TABLE)
+A2_VARIANTS = describe(A2_TABLE)
+
+
+# ---------------------------------------------------------------------------------------------
 # the learners
 # ---------------------------------------------------------------------------------------------
 class CHLearner(ABC):
@@ -197,9 +306,8 @@ class CHLearner(ABC):
     chunk_runs = 1 << 16
 
     def __init__(self, H: HypothesisClass, alpha: float, variant: str, epsilon_acc: float,
-                 variants: dict) -> None:
-        if variant not in variants:
-            raise PrivauditError(f"{self.name}: unknown variant {variant!r}; valid: {', '.join(variants)}")
+                 table: dict) -> None:
+        self.row: CHRow = pick(table, variant, self.name)
         self.H = H
         self.alpha = alpha
         self.variant = variant
@@ -230,32 +338,14 @@ class CHLearner(ABC):
     # -- the selection rule: EM or a planted bug -----------------------------------------------
     def log_probs(self, rows: np.ndarray, s: Summary) -> np.ndarray:
         """Exact log-probabilities of the rows of one candidate list (softmax-type variants)."""
-        v = self.variant
+        r = self.row
         fp, fn = mistakes(self.H, rows, s)
-        c = fp + fn
-        if v == "brk-12":
-            u = -(s.n / 2.0) * (fn / max(s.n_pos, 1) + fp / max(s.n - s.n_pos, 1))
-            L = exponential_log_weights(u, self.alpha, 1.0)
-        elif v in ("brk-1", "brk-2"):
-            L = exponential_log_weights(-c, self.alpha, 1.0, "bv-em-half")
-        elif v == "brk-3":
-            L = exponential_log_weights(-c, self.alpha * s.n, 1.0)
-        elif v == "brk-5":
-            L = exponential_log_weights(-c, self.epsilon_acc, 1.0)
-        elif v == "fp-1":
-            L = exponential_log_weights(-c / s.n, self.alpha, 1.0)
-        elif v == "brk-15":
-            with np.errstate(under="ignore"):
-                w = np.exp((-0.5 * self.alpha * c).astype(np.float32))   # the bug: no shift, float32
-            tot = w.sum(dtype=np.float32)
-            p = np.full(c.size, 1.0 / c.size) if tot == 0 else w.astype(np.float64) / float(tot)
-            with np.errstate(divide="ignore"):
-                return np.log(p)
-        elif v == "brk-10":
-            L = np.full(c.size, -np.inf)
-            L[int(np.argmin(c))] = 0.0
-        else:                                   # correct, brk-9 etc.: the published EM
-            L = exponential_log_weights(-c, self.alpha, 1.0)
+        if r.law is not None:
+            return r.law(fp + fn, self.alpha)
+        eps = self.epsilon_acc if r.eps_is_accuracy else self.alpha
+        if r.eps_times_m:
+            eps = eps * s.n
+        L = em_log_weights(r.score(fp, fn, s), eps, 1.0, r.divisor)
         return L - logsumexp(L)
 
     def output_distribution(self, data: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -272,14 +362,14 @@ class CHLearner(ABC):
             For report-noisy-min variants (no closed form).
         """
         s = self.summarize(data)
-        if self.variant in ("brk-4", "fp-4"):
+        if not self.row.closed_form:
             raise PrivauditError(f"{self.name} ({self.variant}): report-noisy-min has no closed-form "
                                  f"output law; use Monte Carlo")
         covers = self.candidates(s)
         rows_all, probs_all = [], []
         for G in covers:
             logp = self.log_probs(G, s)
-            if self.variant == "brk-11":
+            if self.row.seeded:
                 logp = np.where(np.arange(G.size) == self._seeded_index(G, s, logp), 0.0, -np.inf)
             rows_all.append(G)
             probs_all.append(np.exp(logp) / len(covers))
@@ -313,26 +403,20 @@ class CHLearner(ABC):
         return out
 
     def _draw(self, G: np.ndarray, s: Summary, runs: int, rng: np.random.Generator) -> np.ndarray:
-        v = self.variant
-        if v in _NOISE:
+        r = self.row
+        if r.noisy is not None:
             fp, fn = mistakes(self.H, G, s)
             c = fp + fn
             idx = np.empty(runs, dtype=np.int64)
             step = max(1, BLOCK // G.size)
             for a in range(0, runs, step):
-                r = min(step, runs - a)
-                if v == "brk-2":
-                    idx[a:a + r] = np.argmax(-c + rng.gumbel(size=(r, G.size)) / self.alpha, axis=1)
-                else:
-                    scale = 1.0 / self.alpha if v == "brk-4" else 2.0 / self.alpha
-                    idx[a:a + r] = np.argmin(c + rng.laplace(0.0, scale, size=(r, G.size)), axis=1)
+                k = min(step, runs - a)
+                idx[a:a + k] = r.noisy(c, self.alpha, r.noise_numerator, (k, G.size), rng)
             return idx
         logp = self.log_probs(G, s)
-        if v == "brk-11":
+        if r.seeded:
             return np.full(runs, self._seeded_index(G, s, logp), dtype=np.int64)
-        cdf = np.cumsum(np.exp(logp - logp.max()))
-        u = rng.random(runs) * cdf[-1]
-        return np.minimum(np.searchsorted(cdf, u, side="right"), G.size - 1)
+        return em_sample(logp, None, rng, runs)
 
     # -- the Learner contract -------------------------------------------------------------------
     def predict(self, data: Any, queries: Any, runs: int, rng: np.random.Generator) -> np.ndarray:
@@ -359,15 +443,13 @@ class EMLearner(CHLearner):
 
     def __init__(self, H: HypothesisClass, alpha: float, candidates: int, variant: str,
                  epsilon_acc: float) -> None:
-        super().__init__(H, alpha, variant, epsilon_acc, {**EM_VARIANTS, "brk-9": COVER_VARIANTS["brk-9"]})
+        super().__init__(H, alpha, variant, epsilon_acc, {**EM_TABLE, "brk-9": COVER_TABLE["brk-9"]})
         k = H.size if candidates == 0 else min(candidates, H.size)
         self.G = np.unique(np.rint(np.linspace(0, H.size - 1, k)).astype(np.int64))
         self.claim = Claim(alpha, 0.0, "replace-one", "model")
 
     def candidates(self, s: Summary) -> list[np.ndarray]:
-        if self.variant == "brk-9":
-            return [_with_erm(self.H, self.G, s)]
-        return [self.G]
+        return [_with_erm(self.H, self.G, s)] if self.row.with_erm else [self.G]
 
 
 def _with_erm(H: HypothesisClass, G: np.ndarray, s: Summary) -> np.ndarray:
@@ -389,13 +471,13 @@ class A1Learner(CHLearner):
                  delta_fail: float, eps0: float, kappa: float, C: float, d_u: float, reference: str,
                  max_cover: int, realizable: bool, variant: str) -> None:
         self.name = "ch-a1r" if realizable else "ch-a1"
-        super().__init__(H, alpha, variant, epsilon_acc, {**EM_VARIANTS, **COVER_VARIANTS})
+        super().__init__(H, alpha, variant, epsilon_acc, {**EM_TABLE, **COVER_TABLE})
         self.cls, self.delta_fail, self.C, self.d_u = cls, delta_fail, C, d_u
         self.reference, self.max_cover, self.realizable = reference, max_cover, realizable
-        self.eps0_override = 0.0 if variant == "brk-14" else eps0
+        self.eps0_override = 0.0 if self.row.paper_kappa else eps0
         self.kappa = kappa
         self._covers: dict = {}
-        rel = "add-remove" if variant == "brk-14" else "replace-one"
+        rel = self.row.relation or "replace-one"
         self.claim = Claim(alpha, 0.0, rel, "model")
 
     def eps0(self, m: int) -> float:
@@ -418,26 +500,10 @@ class A1Learner(CHLearner):
         return self._covers[key]
 
     def candidates(self, s: Summary) -> list[np.ndarray]:
-        v = self.variant
-        if v == "fp-5":
-            step = max(1, self.H.size // 8)
-            return [self.public_cover(s.n, k * step) for k in range(8)]
-        if v == "brk-6":
-            return [cv.cover_x(self.H, s.xw, self.eps0(s.n))]
-        if v == "brk-7":
-            D = self.H.domain
-            Xd = s.data.X
-            inside = np.all((D >= Xd.min(axis=0) - 1e-12) & (D <= Xd.max(axis=0) + 1e-12), axis=1)
-            w = inside / inside.sum()
-            return [np.sort(cv.greedy_packing(self.H.matrix, w, self.eps0(s.n)))]
-        if v == "brk-8":
-            distinct = np.count_nonzero(s.c0 + s.c1)
-            r = max(self.eps0(s.n), 1.0 / (2.0 * distinct))
-            return [cv.cover_u(self.H, self.reference, r, self.max_cover)[0]]
+        if self.row.cover is not None:
+            return self.row.cover(self, s)
         G = self.public_cover(s.n)
-        if v == "brk-9":
-            return [_with_erm(self.H, G, s)]
-        return [G]
+        return [_with_erm(self.H, G, s)] if self.row.with_erm else [G]
 
 
 class A2Learner(CHLearner):
@@ -451,12 +517,12 @@ class A2Learner(CHLearner):
 
     def __init__(self, H: HypothesisClass, alpha: float, epsilon_acc: float, scale: float,
                  variant: str) -> None:
-        super().__init__(H, alpha, variant, epsilon_acc, {**EM_VARIANTS, **A2_VARIANTS})
+        super().__init__(H, alpha, variant, epsilon_acc, {**EM_TABLE, **A2_TABLE})
         self.scale = scale if scale > 0 else epsilon_acc / 4.0
-        self.claim = Claim(alpha, 0.0, "replace-one" if variant == "brk-6" else "label", "model")
+        self.claim = Claim(alpha, 0.0, self.row.relation or "label", "model")
 
     def candidates(self, s: Summary) -> list[np.ndarray]:
-        w = s.c1 / s.n if self.variant == "brk-13" else s.xw
+        w = s.c1 / s.n if self.row.positive_only_cover else s.xw
         if not np.any(w > 0):                   # BRK-13 with no positive: one class
             return [np.zeros(1, dtype=np.int64)]
         return [cv.cover_x(self.H, w, self.scale)]
@@ -472,7 +538,7 @@ class ERMLearner(CHLearner):
     name = "ch-erm"
 
     def __init__(self, H: HypothesisClass, alpha: float) -> None:
-        super().__init__(H, alpha, "brk-10", 0.1, {"brk-10": "argmin"})
+        super().__init__(H, alpha, "brk-10", 0.1, {"brk-10": EM_TABLE["brk-10"]})
         self.all_rows = np.arange(H.size)
         self.claim = Claim(alpha, 0.0, "replace-one", "model")
 
@@ -633,7 +699,7 @@ def underflow_pair(H: HypothesisClass, rows: np.ndarray, queries: np.ndarray, al
 
 def _variant_pairs(L: CHLearner, rows: np.ndarray) -> None:
     """Designs that only a planted bug needs: appended to the variant's default pairs."""
-    if L.variant == "brk-15":
+    if L.row.underflow_design:
         L.pairs = list(L.pairs) + [underflow_pair(L.H, rows, L.queries, L.alpha)]
 
 
@@ -658,7 +724,7 @@ def _d_u(cls: str, d_u: float) -> float:
           section="Step 3 of Figures 1-3; Lemma 18 (McSherry & Talwar 2007)",
           summary="exponential mechanism over a fixed data-independent candidate list, one "
                   "hypothesis per run; alpha-DP (replace-one)",
-          variants={**EM_VARIANTS, "brk-9": COVER_VARIANTS["brk-9"]}, instances=INSTANCES)
+          variants=describe({**EM_TABLE, "brk-9": COVER_TABLE["brk-9"]}), instances=INSTANCES)
 def ch_em(alpha: float = 1.0, cls: str = "thr", grid: int = 64, candidates: int = 9,
           epsilon_acc: float = 0.1, variant: str = "correct") -> EMLearner:
     """CH-EM over ``candidates`` evenly spaced rows of class ``cls`` (0 = the whole class)."""
@@ -681,7 +747,7 @@ def _a1(realizable: bool, alpha: float, cls: str, grid: int, eps0: float, kappa:
                   _positive("eps0", eps0, allow_zero=True), _positive("kappa", kappa, allow_zero=True),
                   _positive("C", C), _d_u(cls, d_u), reference, _int("max_cover", max_cover, 1, 10**5),
                   realizable, variant)
-    if variant == "brk-14":
+    if L.claim.neighbours == "add-remove":      # BRK-14's claim: add/remove moves are in scope
         L.pairs, L.queries = add_remove_designs(L)
     else:
         L.pairs, L.queries = replace_designs(H, L.public_cover(1))
@@ -699,7 +765,7 @@ _A1_DOC = """Parameters: alpha (privacy), cls (thr|int|sep2), grid (domain grid 
 @register("ch-a1", kind="learner", paper=PAPER, section="Figure 1 / Theorems 7-8",
           summary="A1: KAPPA (eq. 4) -> greedy eps0-cover of (H, rho_U) for a public reference U "
                   "(Lemma 13) -> exponential mechanism; alpha-DP (replace-one)",
-          variants={**EM_VARIANTS, **COVER_VARIANTS}, instances=INSTANCES)
+          variants=describe({**EM_TABLE, **COVER_TABLE}), instances=INSTANCES)
 def ch_a1(alpha: float = 1.0, cls: str = "thr", grid: int = 64, eps0: float = 0.12,
           kappa: float = 0.0, epsilon_acc: float = 0.1, delta_fail: float = 0.05, C: float = 1.0,
           d_u: float = 0.0, reference: str = "uniform", max_cover: int = 5000,
@@ -711,7 +777,7 @@ def ch_a1(alpha: float = 1.0, cls: str = "thr", grid: int = 64, eps0: float = 0.
 
 @register("ch-a1r", kind="learner", paper=PAPER, section="Figure 2 / Theorem 9 (Section 5.2)",
           summary="A1r: realizable variant of A1 (eq. 5 in KAPPA); alpha-DP (replace-one)",
-          variants={**EM_VARIANTS, **COVER_VARIANTS}, instances=INSTANCES)
+          variants=describe({**EM_TABLE, **COVER_TABLE}), instances=INSTANCES)
 def ch_a1r(alpha: float = 1.0, cls: str = "thr", grid: int = 64, eps0: float = 0.12,
            kappa: float = 0.0, epsilon_acc: float = 0.1, delta_fail: float = 0.05, C: float = 1.0,
            d_u: float = 0.0, reference: str = "uniform", max_cover: int = 5000,
@@ -728,7 +794,7 @@ ch_a1r.__doc__ += "\n\n    " + _A1_DOC
 @register("ch-a2", kind="learner", paper=PAPER, section="Figure 3 / Appendix E, Theorems 26-27",
           summary="A2: greedy (epsilon/4)-cover of (H, rho_X) from the unlabeled sample -> "
                   "exponential mechanism; alpha-LABEL-DP only",
-          variants={**EM_VARIANTS, **A2_VARIANTS}, instances=INSTANCES)
+          variants=describe({**EM_TABLE, **A2_TABLE}), instances=INSTANCES)
 def ch_a2(alpha: float = 1.0, cls: str = "thr", grid: int = 64, epsilon_acc: float = 0.1,
           scale: float = 0.0, variant: str = "correct") -> A2Learner:
     """A_2: label-private learner; ``scale`` overrides the cover scale epsilon_acc/4 (0 = paper)."""
@@ -737,7 +803,7 @@ def ch_a2(alpha: float = 1.0, cls: str = "thr", grid: int = 64, epsilon_acc: flo
     L = A2Learner(H, alpha, _positive("epsilon_acc", epsilon_acc, upper=1.0),
                   _positive("scale", scale, allow_zero=True), variant)
     pairs, q = label_designs(H, L.scale)
-    if variant == "brk-6":                       # claimed alpha-DP: x-moves are in scope
+    if L.claim.neighbours == "replace-one":      # BRK-6 claims alpha-DP: x-moves are in scope
         rp, _ = replace_designs(H, np.arange(H.size))
         pairs = pairs + [rp[2]]
         a = H.index(rp[2][0].X)[0]
@@ -765,7 +831,7 @@ def ch_erm(alpha: float = 1.0, cls: str = "thr", grid: int = 64) -> ERMLearner:
 
 
 __all__ = ["CHLearner", "EMLearner", "A1Learner", "A2Learner", "ERMLearner", "Summary",
-           "EM_VARIANTS", "COVER_VARIANTS", "A2_VARIANTS", "INSTANCES", "identifying_queries",
+           "EM_VARIANTS", "COVER_VARIANTS", "A2_VARIANTS", "EM_TABLE", "COVER_TABLE", "A2_TABLE", "CHRow", "INSTANCES", "identifying_queries",
            "focal_point", "replace_designs", "label_designs", "add_remove_designs", "underflow_count",
            "underflow_pair", "ch_em", "ch_a1", "ch_a1r",
            "ch_a2", "ch_erm", "PAPER"]

@@ -212,8 +212,24 @@ def em_logits(score: np.ndarray, eps: float) -> np.ndarray:
     return -0.5 * eps * np.asarray(score, dtype=np.float64)
 
 
-def em_sample(logits: np.ndarray, mask: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
+def em_log_weights(utilities: np.ndarray, epsilon: float, sensitivity: float = 1.0,
+                   divisor: float = 2.0) -> np.ndarray:
+    """Log-weights ``eps u / (divisor Delta)`` of the exponential mechanism, max subtracted [MT07].
+
+    ``divisor = 2`` is the published mechanism; a planted bug's row may change it (``1``: the
+    forgotten 1/2, true loss up to ``2 eps``).
+    """
+    factor = epsilon / (divisor * sensitivity)
+    logits = factor * np.asarray(utilities, dtype=np.float64)
+    return logits - logits.max()
+
+
+def em_sample(logits: np.ndarray, mask: np.ndarray | None, rng: np.random.Generator,
+              rows: int | None = None) -> np.ndarray:
     """One exponential-mechanism draw per row, by inverse CDF in float64 with the row max subtracted.
+
+    The one sampler of the exponential mechanism: one uniform per row (``rng.random(rows)``),
+    compared with the running sum of the weights.
 
     Parameters
     ----------
@@ -221,12 +237,22 @@ def em_sample(logits: np.ndarray, mask: np.ndarray | None, rng: np.random.Genera
         Log-weights (shared by all rows when 1-D).
     mask : (r, k) bool or None
         Candidates available in each row (e.g. the representatives of ``H_T``).
+    rows : int, optional
+        Number of draws from 1-D `logits` without a mask (one cumulative sum for all rows, so
+        memory stays O(k)); the draws equal those of the broadcast (rows, k) logits.
 
     Returns
     -------
     (r,) int64 column indices.
     """
     L = np.asarray(logits, dtype=np.float64)
+    if rows is not None and L.ndim == 1 and mask is None:
+        # count of {c <= u} = searchsorted(c, u, "right") for the non-decreasing running sum c
+        c = np.cumsum(np.exp(L - L.max()))
+        u = rng.random(rows) * c[-1]
+        return np.minimum(np.searchsorted(c, u, side="right"), L.size - 1)
+    if rows is not None and L.ndim == 1:
+        L = np.broadcast_to(L, (rows, L.size))
     if mask is not None:
         L = np.where(mask, L if L.ndim == 2 else L[None, :], -np.inf)
     L = np.atleast_2d(L)

@@ -72,8 +72,7 @@ def em_pick(logits: np.ndarray, mask: np.ndarray | None, argmax: bool, rng: np.r
             rows: int) -> np.ndarray:
     """Sample (or, for the argmax bug, choose deterministically) one candidate per row."""
     if not argmax:
-        return em_sample(logits if logits.ndim == 2 else np.broadcast_to(logits, (rows, logits.size)),
-                         mask, rng)
+        return em_sample(logits, mask, rng, rows)
     L = np.broadcast_to(logits, (rows, logits.shape[-1]))
     if mask is not None:
         L = np.where(mask, L, -np.inf)
