@@ -36,6 +36,7 @@ from .events import (
 from .extensions import find_search
 from .interfaces import (
     certified_of,
+    declared_input_distance,
     claim_of,
     exact_values_of,
     is_learner,
@@ -47,7 +48,12 @@ from .interfaces import (
     own_queries,
     params_of,
 )
-from .neighbours import check_neighbours
+from .neighbours import (
+    NOT_CHECKED_NOTE,
+    check_input_neighbours,
+    check_neighbours,
+    parse_input_distance,
+)
 from .provenance import git_commit, versions
 from .reducers import CodeCounter, EventCounter, HistogramCounter, lattice_exponent
 from .result import AuditResult, BoundTest, Witness
@@ -344,7 +350,7 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
 def audit(mechanism: Any, pairs: Any = None, *, claim: Any = None, confidence: float = 0.95,
           explore_runs: int = DEFAULT_EXPLORE_RUNS, confirm_runs: int = DEFAULT_CONFIRM_RUNS,
           seed: int = 0, runner: Runner | None = None, tests: int = 1, journal: Any = None,
-          progress: Any = None) -> AuditResult:
+          progress: Any = None, input_distance: Any = None) -> AuditResult:
     """Audit a mechanism (or a learner: dispatched to `audit_learner`) on pairs of inputs.
 
     Parameters
@@ -365,12 +371,19 @@ def audit(mechanism: Any, pairs: Any = None, *, claim: Any = None, confidence: f
         `LocalRunner()` (default) or `RayRunner(...)`.
     tests : int
         How many selected (pair, event, direction) candidates to confirm (Bonferroni over them).
+    input_distance : InputDistance or str, optional
+        The neighbour relation of the inputs (``"l1:1"``, ``"hamming:1"``, ...); default the
+        mechanism's ``input_distance`` attribute. Pairs farther apart are refused. With none
+        declared the pairs are audited as given and the result's notes say so.
 
     Returns
     -------
     AuditResult
     """
     if is_learner(mechanism):
+        if input_distance is not None:
+            raise PrivauditError("input_distance applies to mechanisms; a learner's neighbours "
+                                 "are its claim's dataset relation")
         return audit_learner(mechanism, pairs=pairs, claim=claim, confidence=confidence,
                              explore_runs=explore_runs, confirm_runs=confirm_runs, seed=seed,
                              runner=runner, tests=tests, journal=journal, progress=progress)
@@ -390,9 +403,17 @@ def audit(mechanism: Any, pairs: Any = None, *, claim: Any = None, confidence: f
         raise PrivauditError("pairs must be a list of (a, b) input pairs") from None
     if not plist:
         raise PrivauditError("pairs is empty")
-    return run_audit(mechanism, plist, claim=claim, confidence=confidence, explore_runs=explore_runs,
-                     confirm_runs=confirm_runs, seed=seed, runner=runner, tests=tests,
-                     journal=journal, progress=progress)
+    relation = parse_input_distance(input_distance) or declared_input_distance(mechanism)
+    if relation is not None:
+        for i, p in enumerate(plist):
+            check_input_neighbours(p.a, p.b, relation, f"pair {i}")
+    result = run_audit(mechanism, plist, claim=claim, confidence=confidence,
+                       explore_runs=explore_runs, confirm_runs=confirm_runs, seed=seed,
+                       runner=runner, tests=tests, journal=journal, progress=progress)
+    result.notes = list(result.notes) + [
+        NOT_CHECKED_NOTE if relation is None else f"neighbourhood checked: every pair within "
+                                                  f"{relation.describe()}"]
+    return result
 
 
 def _learner_pairs(learner: Any, pairs: Any, queries: Any, claim: Claim) -> tuple[list[Pair], dict]:

@@ -24,6 +24,9 @@ Optional capabilities
     ``exact(data, queries) -> float64 array`` of Pr[label = 1] at each query, for instances small
     enough (raises ``ValueError`` otherwise). The search may steer with it; every reported bound is
     still confirmed on black-box runs.
+``input_distance`` (`HasInputDistance`)
+    A mechanism's input neighbour relation (`audit.neighbours.InputDistance`, or ``"l1:1"``):
+    given pairs farther apart are refused with the distance found.
 ``search_sizes`` (`HasSearchSizes`)
     The dataset sizes the learner accepts, when it accepts only some (the search tries these).
 ``exact_values`` (`HasExactValues`)
@@ -44,6 +47,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from .neighbours import InputDistance, parse_input_distance
 from .types import Claim, Dataset
 
 
@@ -103,6 +107,16 @@ class HasData(Protocol):
 @runtime_checkable
 class HasExact(Protocol):
     def exact(self, data: Dataset, queries: np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class HasInputDistance(Protocol):
+    """A mechanism's input neighbour relation: pairs farther apart are refused (e.g.
+    ``InputDistance("hamming", 1)`` -- one record replaced -- or ``"l1:1"``; see
+    `audit.neighbours.InputDistance`). Without it, pairs are audited as given, and the result
+    says their neighbourhood was not checked."""
+
+    input_distance: Any
 
 
 @runtime_checkable
@@ -168,6 +182,11 @@ def params_of(obj: Any) -> dict:
     return dict(_opt(obj, "params") or {})
 
 
+def declared_input_distance(obj: Any) -> InputDistance | None:
+    """A mechanism's declared ``input_distance`` (None when it declares none)."""
+    return parse_input_distance(_opt(obj, "input_distance"))
+
+
 def own_pairs(obj: Any) -> Any:
     """The object's built-in ``pairs`` (None when it has none or they are empty)."""
     return _opt(obj, "pairs") or None
@@ -224,4 +243,5 @@ __all__ = ["Learner", "Mechanism", "HasCertified", "HasParams", "HasPairs", "Has
            "is_mechanism", "name_of", "claim_of", "certified_of", "params_of", "own_pairs",
            "own_queries", "own_data", "exact_oracle", "search_sizes", "exact_values_of",
            "is_reproducible", "HasExactValues", "HasReproducible", "is_hypothesis_class",
+           "declared_input_distance", "HasInputDistance",
            "declared_domain"]

@@ -20,6 +20,7 @@ from .auditor import audit, audit_learner
 from .budget import Budget
 from .errors import PrivauditError
 from .interfaces import certified_of, claim_of, is_learner, is_mechanism, name_of
+from .neighbours import parse_input_distance
 from .result import AuditResult
 from .types import CLAIM_KEYS, Claim
 
@@ -92,6 +93,7 @@ class AuditRequest:
     search_options: dict | None = None
     label: str = ""
     params: dict = field(default_factory=dict)
+    input_distance: Any = None   # a mechanism's input neighbour relation, e.g. "l1:1"
 
     def __post_init__(self) -> None:
         if not (is_learner(self.target) or is_mechanism(self.target)):
@@ -107,6 +109,10 @@ class AuditRequest:
                 raise PrivauditError("search options apply to learners, not mechanisms")
             if self.against != "claim":
                 raise PrivauditError("against='certified' applies to learners")
+        elif self.input_distance is not None:
+            raise PrivauditError("input distance applies to mechanisms; a learner's neighbours are "
+                                 "its claim's dataset relation")
+        self.input_distance = parse_input_distance(self.input_distance)
 
     @property
     def is_learner(self) -> bool:
@@ -128,7 +134,8 @@ def run_request(request: AuditRequest, *, runner: Any = None, journal: Any = Non
                                queries=request.queries, against=request.against,
                                search_options=request.search_options, search=search, **common)
     else:
-        result = audit(request.target, request.pairs, **common)
+        result = audit(request.target, request.pairs, input_distance=request.input_distance,
+                       **common)
     result.against = request.against
     if request.params:
         result.params = dict(request.params)

@@ -41,7 +41,8 @@ from audit.budget import (
     Budget,
 )
 from audit.errors import PrivauditError
-from audit.interfaces import is_learner
+from audit.interfaces import declared_input_distance, is_learner
+from audit.neighbours import check_input_neighbours, parse_input_distance
 from audit.request import AuditRequest, resolve_claim
 from audit.types import Claim
 from privaudit.loading import read_inputs
@@ -59,7 +60,8 @@ TOP_KEYS = ("defaults", "audit")
 DEFAULT_KEYS = ("confidence", "seed", "runner", "address", "explore_runs", "confirm_runs",
                 "tests", "num_cpus", "chunk_runs")
 AUDIT_KEYS = ("name", "algorithm", "blackbox", "params", "claim", "expect", "explore_runs",
-              "confirm_runs", "tests", "seed", "against", "pairs", "data", "queries")
+              "confirm_runs", "tests", "seed", "against", "pairs", "data", "queries",
+              "input_distance")
 CLAIM_KEYS = ("epsilon", "delta", "neighbours", "scope")
 
 
@@ -98,12 +100,13 @@ class AuditSpec:
     queries: Any = field(default=None, repr=False, compare=False)
     line: int | None = None
     warnings: list = field(default_factory=list)
+    input_distance: Any = None
 
     def request(self, confidence: float) -> AuditRequest:
         """This entry as the core's request model, at the per-audit `confidence`."""
         return AuditRequest(self.obj, claim=self.claim, against=self.against, pairs=self.pairs,
                             data=self.data, queries=self.queries, label=self.algorithm,
-                            params=dict(self.params),
+                            params=dict(self.params), input_distance=self.input_distance,
                             budget=Budget(explore_runs=self.explore_runs,
                                           confirm_runs=self.confirm_runs, confidence=confidence,
                                           seed=self.seed, tests=self.tests))
@@ -500,12 +503,35 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
             files[key] = read_inputs(learner, base_dir=base_dir, **{key: a[key]})[key]
         except PrivauditError as exc:
             bad(key, str(exc))
+    relation = None
+    if "input_distance" in a:
+        if learner:
+            bad("input_distance", f"applies to mechanisms; {label} is a learner (its neighbours "
+                                  f"are its claim's dataset relation)")
+        else:
+            try:
+                relation = parse_input_distance(a["input_distance"])
+            except PrivauditError as exc:
+                bad("input_distance", str(exc))
+    if not learner and len(probs.items) == n0:
+        rel = relation or declared_input_distance(obj)
+        given = files.get("pairs")
+        if rel is not None and given is not None:
+            for j, pair in enumerate(given):
+                try:
+                    a_in, b_in = pair
+                    check_input_neighbours(a_in, b_in, rel, f"pair {j}")
+                except (TypeError, ValueError) as exc:
+                    bad("pairs", str(exc) if isinstance(exc, PrivauditError) else
+                        f"pair {j} must be [a, b]")
+                    break
     if len(probs.items) > n0:
         return None
 
     spec = AuditSpec(label, algorithm or blackbox, expect, dict(params), claim,
                      budget["explore_runs"], budget["confirm_runs"], budget["tests"], seed,
-                     against, obj=obj, line=probs.loc.line("audit", i), **files)
+                     against, obj=obj, line=probs.loc.line("audit", i),
+                     input_distance=relation, **files)
     # An expectation that no outcome can meet is an impossible value: reject it now rather than
     # fail every build. A violation needs p_lo > e^eps q_hi + delta, and the most extreme
     # counts (n of n against 0 of n) give the largest possible margin.

@@ -57,6 +57,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data", metavar="FILE.csv", help="a learner's dataset: features..., label")
     p.add_argument("--pairs", metavar="FILE.json", help="[[a, b], ...] inputs or {X, y} datasets")
     p.add_argument("--queries", metavar="FILE.json", help="query points [[x...], ...]")
+    p.add_argument("--input-distance", metavar="NORM:BOUND",
+                   help="a mechanism's input neighbour relation (hamming|l1|l2|linf, e.g. l1:1): "
+                        "pairs farther apart are refused (default: the mechanism's own "
+                        "input_distance; none: pairs are audited unchecked)")
     p.add_argument("--search", action="store_true",
                    help="learners: find neighbouring datasets and queries by search (attacks/), "
                         "ignoring the learner's built-in pairs")
@@ -164,14 +168,14 @@ def _request(args: argparse.Namespace) -> tuple[AuditRequest, Target]:
     inputs = read_inputs(learner, pairs=args.pairs, data=args.data, queries=args.queries)
     req = AuditRequest(target.obj, claim=claim or None, against=args.against, budget=_budget(args),
                        search_options=search_options, label=target.label,
-                       params=target.params, **inputs)
+                       params=target.params, input_distance=args.input_distance, **inputs)
     req.resolved_claim()   # a missing or invalid claim is bad input, reported before any run
     return req, target
 
 
 _RESUMABLE = ("algorithm", "blackbox", "param", "variant", "epsilon", "delta", "against", "runs",
               "explore_runs", "tests", "confidence", "seed", "data", "pairs", "queries",
-              "chunk_runs", "search", "search_runs", "candidates", "strategy")  # chunk_runs: a resumed run must cut chunks the same way
+              "chunk_runs", "search", "search_runs", "candidates", "strategy", "input_distance")  # chunk_runs: a resumed run must cut chunks the same way
 
 
 def _apply_resume(args: argparse.Namespace) -> None:
@@ -227,6 +231,8 @@ def run_audit(args: argparse.Namespace) -> int:
         print(jsonnum.dumps(result.to_dict(), indent=2))
     else:
         print(result.summary())
+        for n in result.notes:
+            print(f"  note: {n}")
         note = target.expectation_note()
         if note:
             print("  " + note)

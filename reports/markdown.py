@@ -62,6 +62,8 @@ def _audit_lines(r: AuditResult, heading: str = "###") -> list[str]:
     if commit or pv:
         lines.append(f"| provenance | privaudit {md_escape(pv or '?')}"
                      f"{', commit ' + md_escape(commit) if commit else ''} |")
+    if r.notes:
+        lines += [""] + [f"- note: {md_escape(n, 400)}" for n in r.notes]
     return lines
 
 

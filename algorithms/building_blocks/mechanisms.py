@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from audit.errors import PrivauditError
+from audit.neighbours import InputDistance
 from audit.types import Claim
 
 from ..registry import register
@@ -73,6 +74,7 @@ class RandomizedResponse:
     def __post_init__(self) -> None:
         self.epsilon = _check_epsilon(self.epsilon)
         self.claim = Claim(self.epsilon, 0.0, "replace-one", "model")
+        self.input_distance = InputDistance("hamming", 1)   # one record (the bit) changes
         true_eps = 2 * self.epsilon if self.variant == "bv-rr-eps" else self.epsilon
         self.p_keep = math.exp(true_eps) / (1.0 + math.exp(true_eps))
 
@@ -133,6 +135,7 @@ class LaplaceMechanism:
         self.epsilon = _check_epsilon(self.epsilon)
         self.sensitivity = _check_epsilon(self.sensitivity, "sensitivity")
         self.claim = Claim(self.epsilon, 0.0, "replace-one", "model")
+        self.input_distance = InputDistance("hamming", 1)   # one record replaced
         self.scale = self.sensitivity / self.epsilon
         if self.variant == "bv-laplace-scale":
             self.scale /= 2.0
@@ -184,6 +187,7 @@ class GaussianMechanism:
             raise PrivauditError(f"{self.name}: the classic calibration (DR14 Thm A.1) needs epsilon < 1, "
                                  f"got {self.epsilon}")
         self.claim = Claim(self.epsilon, float(self.delta), "replace-one", "model")
+        self.input_distance = InputDistance("hamming", 1)   # one record replaced
         self.sigma = self.sensitivity * math.sqrt(2 * math.log(1.25 / self.delta)) / self.epsilon
         if self.variant == "bv-gauss-sigma":
             self.sigma /= 4.0
@@ -250,8 +254,11 @@ class ExponentialMechanism:
             raise PrivauditError(f"{self.name}: k must be >= 2, got {self.k}")
         self.k = int(self.k)
         self.claim = Claim(self.epsilon, 0.0, "replace-one", "model")
+        # neighbouring inputs move every score by at most the sensitivity
+        self.input_distance = InputDistance("linf", float(self.sensitivity))
         if not self.pairs:
-            self.pairs = [em_worst_pair(self.k)]
+            u, u2 = em_worst_pair(self.k)
+            self.pairs = [(u * float(self.sensitivity), u2 * float(self.sensitivity))]
 
     def probabilities(self, inp) -> np.ndarray:
         w = np.exp(exponential_log_weights(_as_vector(inp, self.name), self.epsilon,

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from audit.errors import PrivauditError
+from audit.neighbours import InputDistance
 from audit.types import Claim, Dataset
 
 from ..common.checks import check_positive
@@ -187,6 +188,7 @@ class StableHistogram:
         if self.variant not in HIST_VARIANTS:
             raise PrivauditError(f"unknown Hist variant {self.variant!r}; valid: {', '.join(HIST_VARIANTS)}")
         self.claim = Claim(self.epsilon, self.delta, "replace-one", "model")
+        self.input_distance = InputDistance("hamming", 1)   # one list entry substituted
         if not self.pairs:
             self.pairs = hist_pairs(self.epsilon, self.delta)
 
