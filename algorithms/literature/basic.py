@@ -23,6 +23,7 @@ from scipy import optimize, special
 
 from audit import validate
 from audit.errors import PrivauditError
+from audit.neighbours import InputDistance
 from audit.types import Claim
 
 from ..registry import register
@@ -37,6 +38,8 @@ class Laplace(LiteratureMechanism):
     ``[0] -> [1]``, DP-Sniper's witness). Real-number model: the textbook float64 sampler behind it
     leaks through its exact values — see `lit-laplace-float`.
     """
+
+    input_distance = InputDistance("l1", 1)   # the answer vector moves by at most 1 in l1 (sensitivity 1)
 
     name = "lit-laplace"
     true_reference = "DR14 Thm 3.6 (tight for |x - x'| = 1)"
@@ -78,6 +81,8 @@ class Gaussian(LiteratureMechanism):
     claimed eps its privacy profile equals delta. Claim: (eps, delta)-DP, replace-one, model scope.
     """
 
+    input_distance = InputDistance("l1", 1)   # the answer vector moves by at most 1 in l1 (sensitivity 1)
+
     name = "lit-gaussian"
     true_reference = "DR14 Thm A.1 (classic); BW18 Thm 8 (analytic, tight)"
 
@@ -107,6 +112,8 @@ class Geometric(LiteratureMechanism):
     variables. Integer outputs. Claim: eps-DP, replace-one, model scope; true epsilon = eps (any
     tail event ``{output >= 1}`` on ``[0] -> [1]``).
     """
+
+    input_distance = InputDistance("l1", 1)   # the answer vector moves by at most 1 in l1 (sensitivity 1)
 
     name = "lit-geometric"
     true_reference = "GRS09 (tight: every tail has ratio e^eps)"
@@ -141,6 +148,8 @@ class TruncatedGeometric(LiteratureMechanism):
     exactly its true loss (`exact_epsilon` computes it from the pmf). Replace-one (the count moves
     by 1), model scope. Pairs: every adjacent (c, c + 1), DP-Sniper's witness [2] -> [1] first.
     """
+
+    input_distance = InputDistance("l1", 1)   # the answer vector moves by at most 1 in l1 (sensitivity 1)
 
     name = "lit-truncated-geometric"
     true_reference = "BV18 Thm 4.7; equal to the exact maximum log-ratio of the pmf"

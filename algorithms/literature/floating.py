@@ -26,6 +26,7 @@ import numpy as np
 
 from audit import validate
 from audit.errors import PrivauditError
+from audit.neighbours import InputDistance
 from audit.types import Claim
 
 from ..registry import register
@@ -39,6 +40,8 @@ class FloatLaplace(LiteratureMechanism):
     reachable doubles differ between inputs 0 and 1). Outputs are declared exact doubles
     (``exact_values``), so the audit tests events on their exact values.
     """
+
+    input_distance = InputDistance("l1", 1)   # the answer vector moves by at most 1 in l1 (sensitivity 1)
 
     name = "lit-laplace-float"
     true_reference = "Mironov CCS 2012 Sec. 4 (supports differ: infinite loss)"
@@ -72,6 +75,8 @@ class Snapping(LiteratureMechanism):
     (1/lambda + 2^-49 B/lambda)-DP, replace-one, model scope; true epsilon at most that.
     Outputs are exact doubles (``exact_values``) and pass the exact-value audit.
     """
+
+    input_distance = InputDistance("l1", 1)   # the answer vector moves by at most 1 in l1 (sensitivity 1)
 
     name = "lit-snapping"
     true_reference = "Mironov CCS 2012 Thm 1 (upper bound)"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from audit import validate
+from audit.neighbours import InputDistance
 from audit.types import Claim
 
 from ..registry import register
@@ -31,6 +32,8 @@ class NoisyHistogram(LiteratureMechanism):
     ``scale_bug=True`` (`lit-histogram-bug`, StatDP's incorrect "Histogram"): noise Lap(eps) instead
     of Lap(1/eps) — at eps = 0.1 the noise is 100 times too small; true epsilon = 1/eps = 10.
     """
+
+    input_distance = InputDistance("l1", 1)   # the answer vector moves by at most 1 in l1 (sensitivity 1)
 
     true_reference = "Lap(b) noise on an l1-sensitivity-1 query loses exactly 1/b"
 
@@ -54,6 +57,8 @@ class PrefixSum(LiteratureMechanism):
     Post-processing of the noisy histogram of x (n counts, l1 sensitivity 1), so eps-DP,
     add-remove, model scope; true epsilon = eps (the first coordinate alone is tight).
     """
+
+    input_distance = InputDistance("l1", 1)   # the answer vector moves by at most 1 in l1 (sensitivity 1)
 
     name = "lit-prefix-sum"
     true_reference = "post-processing of the noisy histogram (eps, tight on y_1)"

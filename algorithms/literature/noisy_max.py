@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from audit import validate
+from audit.neighbours import InputDistance
 from audit.types import Claim
 
 from ..registry import register
@@ -43,6 +44,8 @@ class ReportNoisyMax(LiteratureMechanism):
     eps/2, 0.25 at n = 5; with exponential noise the value's support ``[max q, inf)`` moves with
     the input, so the loss is infinite). Claim: eps-DP, replace-one, model scope.
     """
+
+    input_distance = InputDistance("linf", 1)   # every query answer moves by at most 1 (StatDP/DP-Sniper patterns)
 
     true_reference = "StatDP Sec. 6.1; DP-Sniper Table 2 (index: eps; Laplace value: n eps/2; exponential value: inf)"
 

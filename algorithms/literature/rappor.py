@@ -26,6 +26,7 @@ import numpy as np
 
 from audit import validate
 from audit.errors import PrivauditError
+from audit.neighbours import InputDistance
 from audit.types import Claim
 
 from ..registry import register
@@ -39,6 +40,8 @@ class Rappor(LiteratureMechanism):
     eps_1-DP (PRR drawn afresh for this report: a new client), one-time RAPPOR is eps_inf-DP. Both
     are exact (tight) on values whose filters share no bit. Output: (runs, k) int8 bits.
     """
+
+    input_distance = InputDistance("hamming", 1)   # one client's value changes
 
     true_reference = "EPK14 Sec. 3.1 (tight for disjoint Bloom filters)"
 

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from audit import validate
+from audit.neighbours import InputDistance
 from audit.types import Claim
 
 from ..registry import register
@@ -67,6 +68,8 @@ class SparseVector(LiteratureMechanism):
     Lap(Δ/eps2), no cutoff. Every one claims eps-DP (replace-one, model scope); the true losses are
     LSL17 Table 1's (`true_epsilon`). Pairs: DP-Sniper's witness, then StatDP's patterns.
     """
+
+    input_distance = InputDistance("linf", 1)   # every query answer moves by at most 1 (StatDP/DP-Sniper patterns)
 
     true_reference = "LSL17 Table 1 / Sec. 4"
 
@@ -118,6 +121,8 @@ class NumericalSparseVector(LiteratureMechanism):
     fresh noise and redraw rho; abort after c ⊤. Claim: eps-DP, replace-one, model scope (true
     epsilon <= eps). Output ``(runs, 2m)``: codes, then released values (0.0 where none).
     """
+
+    input_distance = InputDistance("linf", 1)   # every query answer moves by at most 1 (StatDP/DP-Sniper patterns)
 
     name = "lit-numerical-svt"
     true_reference = "DR14 Thm 3.28 (upper bound)"
