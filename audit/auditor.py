@@ -34,6 +34,7 @@ from .events import (
     threshold_candidates,
 )
 from .extensions import find_search
+from .group import check_group, check_within, copies, group_claim, per_individual
 from .interfaces import (
     certified_of,
     declared_input_distance,
@@ -416,7 +417,11 @@ def audit(mechanism: Any, pairs: Any = None, *, claim: Any = None, confidence: f
     return result
 
 
-def _learner_pairs(learner: Any, pairs: Any, queries: Any, claim: Claim) -> tuple[list[Pair], dict]:
+def _learner_pairs(learner: Any, pairs: Any, queries: Any, claim: Claim, group: int = 1,
+                   grow: bool = False) -> tuple[list[Pair], dict]:
+    """Validated pairs; at group distance > 1 each pair may be up to `group` moves apart, and with
+    `grow` (pairs the audit found itself, one move apart) each is grown to `group` moves by
+    repeating its differing record (`audit.group.copies`)."""
     out, diffs = [], {}
     for i, item in enumerate(pairs):
         if isinstance(item, Pair):
@@ -428,7 +433,14 @@ def _learner_pairs(learner: Any, pairs: Any, queries: Any, claim: Claim) -> tupl
                 raise PrivauditError(f"pair {i} must be (S, S'), got {type(item).__name__}") from None
             q, label, found = None, "", "given pairs"
         a, b = as_dataset(a, f"pair {i} first dataset"), as_dataset(b, f"pair {i} second dataset")
-        diffs[i] = check_neighbours(a, b, claim.neighbours, f"pair {i}")
+        if group > 1 and grow:
+            check_neighbours(a, b, claim.neighbours, f"pair {i}")
+            a, b = copies(a, b, claim.neighbours, group)
+        if group > 1:
+            check_within(a, b, claim.neighbours, group, f"pair {i}")
+            diffs[i] = None
+        else:
+            diffs[i] = check_neighbours(a, b, claim.neighbours, f"pair {i}")
         q = q if q is not None else queries
         if q is None:
             q = own_queries(learner)
@@ -444,7 +456,8 @@ def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries:
                   explore_runs: int = DEFAULT_EXPLORE_RUNS, confirm_runs: int = DEFAULT_CONFIRM_RUNS,
                   seed: int = 0, runner: Runner | None = None, tests: int = 1,
                   journal: Any = None, progress: Any = None, against: str = "claim",
-                  search_options: dict | None = None, search: Any = None) -> AuditResult:
+                  search_options: dict | None = None, search: Any = None,
+                  group: int = 1) -> AuditResult:
     """Audit a learner: given pairs, a search around the user's `data`, or its own families.
 
     Parameters
@@ -459,6 +472,10 @@ def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries:
         Query points; default the learner's ``queries`` attribute (or the search's choice).
     claim : Claim, optional
         Default ``learner.claim``; ``against="certified"`` uses ``learner.certified``.
+    group : int
+        Group distance k (default 1): given pairs may be up to k moves of the claim's relation
+        apart, pairs the audit finds itself are grown to k moves by repeating the differing record,
+        and every bound is tested against the group claim ``(k eps, delta_k)`` of `audit.group`.
     Other parameters as for `audit`.
 
     Returns
@@ -472,10 +489,12 @@ def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries:
     if against == "certified" and claim is None:
         claim = certified_of(learner) or claim_of(learner)
     claim = _resolve_claim(learner, claim)
+    group = check_group(group)
     explore_runs, confirm_runs, seed, tests = _check_common(confidence, explore_runs, confirm_runs,
                                                             seed, tests)
     runner = runner if runner is not None else LocalRunner()
     search_info: dict = {}
+    grow = pairs is None
     if pairs is None and data is None and search_options is None:  # search_options forces a search
         pairs = own_pairs(learner)
         if pairs:
@@ -495,8 +514,18 @@ def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries:
         queries = None
     if not pairs:
         raise PrivauditError("pairs is empty")
-    plist, diffs = _learner_pairs(learner, pairs, queries, claim)
-    return run_audit(learner, plist, claim=claim, confidence=confidence, explore_runs=explore_runs,
-                     confirm_runs=confirm_runs, seed=seed, runner=runner, tests=tests,
-                     journal=journal, progress=progress, search=search_info, against=against,
-                     differing=diffs)
+    plist, diffs = _learner_pairs(learner, pairs, queries, claim, group, grow)
+    result = run_audit(learner, plist, claim=group_claim(claim, group), confidence=confidence,
+                       explore_runs=explore_runs, confirm_runs=confirm_runs, seed=seed,
+                       runner=runner, tests=tests, journal=journal, progress=progress,
+                       search=search_info, against=against, differing=diffs)
+    if group > 1:
+        g = result.claim
+        result.claim, result.group = claim, group
+        result.notes.append(
+            f"group audit at distance k = {group} ({claim.neighbours} moves): tested against the "
+            f"group claim ({g.epsilon:g}, {g.delta:.3g}) = (k eps, delta (e^(k eps)-1)/(e^eps-1)); "
+            f"epsilon_lower is for the whole group, so per individual epsilon >= "
+            f"{per_individual(result.epsilon_lower, group):.4g} (= epsilon_lower / k); "
+            f"delta_lower is at the group epsilon {g.epsilon:g}")
+    return result

@@ -19,8 +19,10 @@ from typing import Any
 from .auditor import audit, audit_learner
 from .budget import Budget
 from .errors import PrivauditError
+from .group import check_group
 from .interfaces import certified_of, claim_of, is_learner, is_mechanism, name_of
 from .neighbours import parse_input_distance
+from .packing import PackingFamily, audit_packing, check_packable
 from .result import AuditResult
 from .types import CLAIM_KEYS, Claim
 
@@ -81,6 +83,9 @@ class AuditRequest:
     `queries` the inputs (None: the object's own, or for a learner the search); `budget` the runs
     and confidence; `search_options` forces and tunes a learner's search; `label` and `params`
     are recorded in the result (the registered name or ``module:attr``, and what it was built with).
+    `group` is the group distance k of the pairs (`audit.group`); `packing` a
+    `audit.packing.PackingFamily`: a packing audit (spec 7.5) instead of pairs, with
+    ``budget.confirm_runs`` runs per dataset.
     """
 
     target: Any
@@ -94,8 +99,21 @@ class AuditRequest:
     label: str = ""
     params: dict = field(default_factory=dict)
     input_distance: Any = None   # a mechanism's input neighbour relation, e.g. "l1:1"
+    group: int = 1
+    packing: Any = None
 
     def __post_init__(self) -> None:
+        self.group = check_group(self.group)
+        if self.packing is not None:
+            if not isinstance(self.packing, PackingFamily):
+                raise PrivauditError(f"packing must be an audit.packing.PackingFamily, got "
+                                     f"{type(self.packing).__name__}")
+            given = [k for k in ("pairs", "data", "queries", "search_options")
+                     if getattr(self, k) is not None]
+            if given or self.group != 1:
+                raise PrivauditError(f"a packing audit takes its datasets from the family; drop "
+                                     f"{', '.join(given + (['group'] if self.group != 1 else []))}")
+            check_packable(self.target, self.resolved_claim())
         if not (is_learner(self.target) or is_mechanism(self.target)):
             raise PrivauditError(f"{name_of(self.target)!r} is neither a Learner (predict) nor a "
                                  f"Mechanism (sample)")
@@ -109,6 +127,9 @@ class AuditRequest:
                 raise PrivauditError("search options apply to learners, not mechanisms")
             if self.against != "claim":
                 raise PrivauditError("against='certified' applies to learners")
+            if self.group != 1:
+                raise PrivauditError("group distances apply to learners (datasets); for a mechanism "
+                                     "give the group claim itself")
         elif self.input_distance is not None:
             raise PrivauditError("input distance applies to mechanisms; a learner's neighbours are "
                                  "its claim's dataset relation")
@@ -126,13 +147,20 @@ def run_request(request: AuditRequest, *, runner: Any = None, journal: Any = Non
                 progress: Any = None, search: Any = None) -> AuditResult:
     """Run `request` (the one learner-or-mechanism dispatch of every front end)."""
     b = request.budget
+    if request.packing is not None:
+        result = audit_packing(request.target, request.packing, claim=request.resolved_claim(),
+                               confidence=b.confidence, runs=b.confirm_runs, seed=b.seed,
+                               runner=runner, journal=journal, progress=progress,
+                               against=request.against, params=request.params or None)
+        return result
     common = dict(claim=request.resolved_claim(), confidence=b.confidence,
                   explore_runs=b.explore_runs, confirm_runs=b.confirm_runs, seed=b.seed,
                   runner=runner, tests=b.tests, journal=journal, progress=progress)
     if request.is_learner:
         result = audit_learner(request.target, data=request.data, pairs=request.pairs,
                                queries=request.queries, against=request.against,
-                               search_options=request.search_options, search=search, **common)
+                               search_options=request.search_options, search=search,
+                               group=request.group, **common)
     else:
         result = audit(request.target, request.pairs, input_distance=request.input_distance,
                        **common)

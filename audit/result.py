@@ -119,6 +119,7 @@ class AuditResult:
     timings: dict = field(default_factory=dict)
     versions: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    group: int = 1                  # group distance k of the pairs (audit.group); 1 = neighbours
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -130,6 +131,15 @@ class AuditResult:
         line = (f"{self.algorithm}: {self.verdict} — epsilon_lower = {self.epsilon_lower:.4f} "
                 f"(claim {c.describe()}), delta_lower = {self.delta_lower:.3g} at epsilon = {c.epsilon:g}, "
                 f"confidence {self.confidence:g}; budget can certify up to {self.max_certifiable_epsilon:.3f}")
+        if self.group > 1:
+            line += (f"\n  group distance k = {self.group}: bounds are for the group, tested against "
+                     f"(k eps, delta_k); per individual epsilon >= {self.epsilon_lower / self.group:.4f}")
+        pk = self.search.get("packing") if isinstance(self.search, dict) else None
+        if isinstance(pk, dict):
+            line += (f"\n  packing family {pk.get('name')}: {pk.get('datasets')} datasets up to "
+                     f"{pk.get('k_max')} {pk.get('relation')} moves apart; through dataset "
+                     f"{pk.get('pivot')}: sum of other p_j >= {pk.get('sum_other_p_lo', 0):.4g}, "
+                     f"1 - p_i <= {pk.get('one_minus_p_pivot_hi', 1):.3g}")
         if self.witness is not None:
             line += f"\n  witness: pair {self.witness.pair_index}, {self.witness.direction}, {self.witness.event_text}"
         return line
@@ -162,6 +172,7 @@ class AuditResult:
             "timings": self.timings,
             "versions": self.versions,
             "notes": list(self.notes),
+            "group": int(self.group),
         }
 
     @classmethod
@@ -198,6 +209,7 @@ class AuditResult:
                 timings=dict(d.get("timings", {})),
                 versions=dict(d.get("versions", {})),
                 notes=list(d.get("notes", [])),
+                group=int(d.get("group", 1)),
             )
         except KeyError as exc:
             raise PrivauditError(f"audit result is missing the field {exc.args[0]!r}") from None

@@ -43,9 +43,12 @@ from audit.budget import (
 from audit.errors import PrivauditError
 from audit.interfaces import declared_input_distance, is_learner
 from audit.neighbours import check_input_neighbours, parse_input_distance
+from audit.interfaces import is_learner
+from audit.packing import DEFAULT_PACKING_RUNS, check_packable
 from audit.request import AuditRequest, resolve_claim
 from audit.types import Claim
 from privaudit.loading import read_inputs
+from privaudit.packing_family import resolve_family
 from privaudit.resolve import build_target
 
 if sys.version_info >= (3, 11):
@@ -61,7 +64,7 @@ DEFAULT_KEYS = ("confidence", "seed", "runner", "address", "explore_runs", "conf
                 "tests", "num_cpus", "chunk_runs")
 AUDIT_KEYS = ("name", "algorithm", "blackbox", "params", "claim", "expect", "explore_runs",
               "confirm_runs", "tests", "seed", "against", "pairs", "data", "queries",
-              "input_distance")
+              "input_distance", "group", "packing", "packing_params")
 CLAIM_KEYS = ("epsilon", "delta", "neighbours", "scope")
 
 
@@ -101,12 +104,15 @@ class AuditSpec:
     line: int | None = None
     warnings: list = field(default_factory=list)
     input_distance: Any = None
+    group: int = 1                       # group distance of the pairs (audit.group)
+    packing: Any = field(default=None, repr=False, compare=False)   # a PackingFamily, or None
 
     def request(self, confidence: float) -> AuditRequest:
         """This entry as the core's request model, at the per-audit `confidence`."""
         return AuditRequest(self.obj, claim=self.claim, against=self.against, pairs=self.pairs,
                             data=self.data, queries=self.queries, label=self.algorithm,
                             params=dict(self.params), input_distance=self.input_distance,
+                            group=self.group, packing=self.packing,
                             budget=Budget(explore_runs=self.explore_runs,
                                           confirm_runs=self.confirm_runs, confidence=confidence,
                                           seed=self.seed, tests=self.tests))
@@ -525,13 +531,19 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
                     bad("pairs", str(exc) if isinstance(exc, PrivauditError) else
                         f"pair {j} must be [a, b]")
                     break
+    group, packing = _group_packing(a, obj, claim, files, bad, base_dir)
+    if packing is not None and "confirm_runs" not in a:
+        budget["confirm_runs"] = DEFAULT_PACKING_RUNS      # runs per dataset of the family
     if len(probs.items) > n0:
         return None
 
     spec = AuditSpec(label, algorithm or blackbox, expect, dict(params), claim,
                      budget["explore_runs"], budget["confirm_runs"], budget["tests"], seed,
                      against, obj=obj, line=probs.loc.line("audit", i),
-                     input_distance=relation, **files)
+                     input_distance=relation, group=group, packing=packing,
+                     **files)
+    if packing is not None:
+        return spec
     # An expectation that no outcome can meet is an impossible value: reject it now rather than
     # fail every build. A violation needs p_lo > e^eps q_hi + delta, and the most extreme
     # counts (n of n against 0 of n) give the largest possible margin.
@@ -549,6 +561,36 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
             return None
         spec.warnings.append(text + ": this pass is vacuous; raise confirm_runs")
     return spec
+
+
+def _group_packing(a: dict, obj: Any, claim: Claim, files: dict, bad: Any,
+                   base_dir: Any) -> tuple[int, Any]:
+    """The entry's ``group`` (int >= 1) and ``packing`` family (with ``packing_params``)."""
+    group = a.get("group", 1)
+    if isinstance(group, bool) or not isinstance(group, int) or group < 1:
+        bad("group", f"must be an integer >= 1, got {group!r}")
+        group = 1
+    if "packing_params" in a and "packing" not in a:
+        bad("packing_params", "applies to packing")
+    if "packing" not in a:
+        return group, None
+    if err := _string(a["packing"]):
+        bad("packing", err)
+        return group, None
+    fparams = a.get("packing_params", {})
+    if not isinstance(fparams, dict):
+        bad("packing_params", f"must be a table like {{ M = 50 }}, got {_type_name(fparams)}")
+        return group, None
+    clash = [k for k in ("pairs", "data", "queries") if k in files] + (["group"] if group != 1 else [])
+    if clash:
+        bad("packing", f"a packing audit takes its datasets from the family; drop {', '.join(clash)}")
+        return group, None
+    try:
+        check_packable(obj, claim)
+        return group, resolve_family(a["packing"], obj, fparams, base_dir=base_dir)
+    except PrivauditError as exc:
+        bad("packing", str(exc))
+        return group, None
 
 
 __all__ = ["AuditSpec", "CIConfig", "ConfigError", "load_config", "parse_config",

@@ -16,11 +16,13 @@ from audit.budget import DEFAULT_CONFIRM_RUNS, Budget
 from audit.errors import PrivauditError
 from audit.interfaces import is_learner
 from audit.journal import Journal
+from audit.packing import DEFAULT_PACKING_RUNS
 from audit.request import AuditRequest, run_request
 from audit.runners import LocalRunner
 from audit.runners.factory import make_runner
 from privaudit.loading import read_inputs, read_json
 from privaudit.options import add_timeout, planned_runs, runner_choice
+from privaudit.packing_family import coerce, resolve_family
 from privaudit.progress import ProgressRunner
 from privaudit.resolve import Target, build_target, parse_params
 from reports import write_reports
@@ -71,6 +73,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strategy", choices=("exhaustive", "random", "adaptive", "white-box"),
                    help="search strategy (implies --search; default adaptive; white-box uses the "
                         "learner's exact oracle)")
+    p.add_argument("--group", type=int, default=1, metavar="K",
+                   help="group distance: pairs may be up to K moves apart (found pairs are grown "
+                        "to K by repeating the changed record); tested against (K eps, delta_K)")
+    p.add_argument("--packing", metavar="FAMILY",
+                   help="packing audit (success probabilities only): lb5, lemma11, sphere-packing, "
+                        "FILE.json or module:attr; --runs is per dataset (default "
+                        f"{DEFAULT_PACKING_RUNS:,})")
+    p.add_argument("--family-param", action="append", default=[], metavar="K=V",
+                   help="packing family parameter (repeatable), e.g. M=50, design=paper")
     p.add_argument("--runner", choices=("auto", "ray", "local"), default="auto",
                    help="auto (default: in-process for small jobs, a private local Ray instance "
                         "when it pays), ray or local")
@@ -148,7 +159,8 @@ def _target(args: argparse.Namespace) -> Target:
 
 
 def _budget(args: argparse.Namespace) -> Budget:
-    runs = DEFAULT_CONFIRM_RUNS if args.runs is None else args.runs
+    default = DEFAULT_PACKING_RUNS if getattr(args, "packing", None) else DEFAULT_CONFIRM_RUNS
+    runs = default if args.runs is None else args.runs
     if runs < 1:
         raise PrivauditError(f"--runs must be >= 1, got {runs}")
     if args.explore_runs is not None and args.explore_runs < 1:
@@ -166,16 +178,23 @@ def _request(args: argparse.Namespace) -> tuple[AuditRequest, Target]:
     if not learner and search_options is not None:
         raise PrivauditError("--search/--search-runs/--candidates/--strategy apply to learners")
     inputs = read_inputs(learner, pairs=args.pairs, data=args.data, queries=args.queries)
+    fparams = parse_params(getattr(args, "family_param", []) or [])
+    if fparams and not getattr(args, "packing", None):
+        raise PrivauditError("--family-param applies to --packing")
+    packing = resolve_family(args.packing, target.obj, coerce(fparams)) \
+        if getattr(args, "packing", None) else None
     req = AuditRequest(target.obj, claim=claim or None, against=args.against, budget=_budget(args),
                        search_options=search_options, label=target.label,
-                       params=target.params, input_distance=args.input_distance, **inputs)
+                       params=target.params, input_distance=args.input_distance,
+                       group=getattr(args, "group", 1), packing=packing, **inputs)
     req.resolved_claim()   # a missing or invalid claim is bad input, reported before any run
     return req, target
 
 
 _RESUMABLE = ("algorithm", "blackbox", "param", "variant", "epsilon", "delta", "against", "runs",
               "explore_runs", "tests", "confidence", "seed", "data", "pairs", "queries",
-              "chunk_runs", "search", "search_runs", "candidates", "strategy", "input_distance")  # chunk_runs: a resumed run must cut chunks the same way
+              "chunk_runs", "search", "search_runs", "candidates", "strategy", "input_distance",
+              "group", "packing", "family_param")  # chunk_runs: a resumed run must cut chunks the same way
 
 
 def _apply_resume(args: argparse.Namespace) -> None:

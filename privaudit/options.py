@@ -45,6 +45,8 @@ def available_cpus() -> int:
 def planned_runs(req) -> int:
     """Rough number of black-box runs a request will make (both sides of every pair)."""
     b = req.budget
+    if getattr(req, "packing", None) is not None:          # a packing audit: runs per dataset
+        return int(req.packing.size) * int(b.confirm_runs)
     pairs = req.pairs if req.pairs is not None else own_pairs(req.target)
     try:
         n = max(1, len(pairs)) if pairs is not None else 1

@@ -47,6 +47,15 @@ def _audit_lines(r: AuditResult, heading: str = "###") -> list[str]:
               f"{r.tests} test(s) |",
               f"| runs per side (explore / confirm) | {fmt(r.explore_runs)} / {fmt(r.confirm_runs)} |",
               f"| seed | {r.seed} |"]
+    if getattr(r, "group", 1) > 1:
+        lines.append(f"| group distance | k = {r.group}: tested against (k ε, δ_k); per individual "
+                     f"ε ≥ {fmt(r.epsilon_lower / r.group)} |")
+    pk = r.search.get("packing") if isinstance(r.search, dict) else None
+    if isinstance(pk, dict):
+        lines.append(f"| packing family | {md_escape(pk.get('name'))}: {pk.get('datasets')} datasets, "
+                     f"up to {pk.get('k_max')} moves apart; via dataset {pk.get('pivot')}: "
+                     f"Σ p_j ≥ {fmt(pk.get('sum_other_p_lo'))}, 1 − p_i ≤ "
+                     f"{fmt(pk.get('one_minus_p_pivot_hi'))} |")
     t = witness_test(r)
     w = r.witness
     if w is not None:
