@@ -59,7 +59,7 @@ from audit.types import Claim, Dataset, as_dataset, as_queries
 
 from ..common.hypotheses import HypothesisClass
 from ..common.sampling import em_log_weights, em_sample
-from ..common.variants import Row, describe, pick
+from ..common.variants import Row, describe, row_of
 from ..registry import register
 from . import covers as cv
 
@@ -307,7 +307,7 @@ class CHLearner(ABC):
 
     def __init__(self, H: HypothesisClass, alpha: float, variant: str, epsilon_acc: float,
                  table: dict) -> None:
-        self.row: CHRow = pick(table, variant, self.name)
+        self.row: CHRow = row_of(table, variant, self.name)
         self.H = H
         self.alpha = alpha
         self.variant = variant

@@ -43,11 +43,11 @@ def describe(table: Mapping[str, Row]) -> dict[str, str]:
     return {k: r.says for k, r in table.items()}
 
 
-def pick(table: Mapping[str, R], variant: str, who: str = "variant") -> R:
+def row_of(table: Mapping[str, R], variant: str, who: str = "variant") -> R:
     """The row of `variant`; a PrivauditError naming the valid ids for an unknown one."""
     if not isinstance(variant, str) or variant not in table:
         raise PrivauditError(f"{who}: unknown variant {variant!r}; valid: {', '.join(table)}")
     return table[variant]
 
 
-__all__ = ["Row", "describe", "pick"]
+__all__ = ["Row", "describe", "row_of"]

@@ -35,7 +35,7 @@ from audit.types import Claim, Dataset
 from ..common.checks import check_positive
 from ..common.hypotheses import HypothesisClass, make_class
 from ..common.sampling import count_distribution, em_probs, em_sample, sample_counts
-from ..common.variants import Row, describe, pick
+from ..common.variants import Row, describe, row_of
 from ..registry import register
 from . import designs as df_designs
 from .core import PAPER, DFLearner, Groups, summarize
@@ -105,7 +105,7 @@ class ExponentialMechanismLearner(DFLearner):
         self.cand = np.asarray(candidates, dtype=np.int64)
         self.eta = eta
         self.per_query = per_query
-        self.row = pick(EM_TABLE, variant, name)
+        self.row = row_of(EM_TABLE, variant, name)
         scope = "prediction" if per_query else "model"
         if eta > 0:
             tight = math.log1p(eta * math.expm1(epsilon))

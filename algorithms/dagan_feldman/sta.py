@@ -55,7 +55,7 @@ from ..common.sampling import (
     sample_counts,
     subset_distribution,
 )
-from ..common.variants import Row, describe, pick
+from ..common.variants import Row, describe, row_of
 from ..registry import register
 from . import designs as df_designs
 from .core import PAPER, DFLearner, Groups, hit_from_counts
@@ -221,7 +221,7 @@ class StableLearner(DFLearner):
                  n_prime: int, eps_em: float, flip_alpha: float, variant: str, name: str,
                  design_n: int) -> None:
         super().__init__(H, variant)
-        self.row = pick(COR_TABLE if flip_alpha else STA_TABLE, variant, name)
+        self.row = row_of(COR_TABLE if flip_alpha else STA_TABLE, variant, name)
         if mode not in MODES:
             raise PrivauditError(f"unknown mode {mode!r}; valid: {', '.join(MODES)}")
         self.name, self.gamma, self.alpha, self.mode = name, gamma, alpha, mode

@@ -28,6 +28,7 @@ from audit.errors import PrivauditError
 from audit.types import Claim, Dataset
 
 from ..common.checks import check_positive
+from ..common.variants import describe
 from ..registry import register
 from . import designs
 from .core import (
@@ -52,6 +53,7 @@ from .core import (
 )
 from .learners import (
     Aggregate,
+    LWYRow,
     Transformation,
     _check_base,
     _check_n,
@@ -322,9 +324,9 @@ class SharedStateP2(Aggregate):
 
 def p2_variant(L: Aggregate, variant: str) -> Aggregate:
     """Turn a built ``lwy-p2`` into its V14 / V17 variant (called by the ``lwy-p2`` factory)."""
-    B = SharedStateP2(L.H, L.alpha, L.eps_agg, L.mode, variant, epsilon=L.epsilon)
-    B.__dict__.update({k: v for k, v in L.__dict__.items() if k not in ("variant",)})
-    if variant == "v14":
+    B = SharedStateP2(L.H, L.alpha, L.eps_agg, L.mode, variant, epsilon=L.epsilon, table=P2_TABLE)
+    B.__dict__.update({k: v for k, v in L.__dict__.items() if k not in ("variant", "row")})
+    if B.row.shared_state:
         B.per_query = False
         B.scope = "model"
         c = L.claim
@@ -336,15 +338,19 @@ def p2_variant(L: Aggregate, variant: str) -> Aggregate:
 
 
 # lwy-p2 lives here, beside its planted bugs (V14 / V17), so li_wang_ye needs nothing from this module
-P2_VARIANTS = {"correct": "Theorem 20: A_Agnostic with A = P1 (eps_agg = 1), a fresh pipeline per query",
-               "v15": "BUG V15: r computed for eps_agg = 1 but the aggregator applies eps "
-                      "(utility regression only; privacy unaffected)",
-               "v14": "BUG V14: one I, h and partition shared by all queries of a run, claiming the "
-                      "single-query eps for the transcript (model scope); white-box only: its excess "
-                      "loss lives in events of probability < 1e-10 (a correlation test catches it)",
-               "v17": "BUG V17: P1's portions cut from T in record-index order (no shuffle); "
-                      "white-box only: positional replace-one neighbours change one portion either "
-                      "way (the permutation-invariance test catches it)"}
+P2_TABLE = {
+    "correct": LWYRow("Theorem 20: A_Agnostic with A = P1 (eps_agg = 1), a fresh pipeline per query"),
+    "v15": LWYRow("BUG V15: r computed for eps_agg = 1 but the aggregator applies eps (utility "
+                  "regression only; privacy unaffected)", r_at_unit_eps=True),
+    "v14": LWYRow("BUG V14: one I, h and partition shared by all queries of a run, claiming the "
+                  "single-query eps for the transcript (model scope); white-box only: its excess "
+                  "loss lives in events of probability < 1e-10 (a correlation test catches it)",
+                  shared_state=True),
+    "v17": LWYRow("BUG V17: P1's portions cut from T in record-index order (no shuffle); white-box "
+                  "only: positional replace-one neighbours change one portion either way (the "
+                  "permutation-invariance test catches it)", unshuffled=True),
+}
+P2_VARIANTS = describe(P2_TABLE)
 
 
 @register("lwy-p2", kind="learner", paper=PAPER, section="Theorem 20 (agnostic private prediction)",
@@ -363,7 +369,7 @@ def lwy_p2(epsilon: float = 0.1, alpha: float = 0.5, cls: str = "thr", grid: int
     _check_neighbours(neighbours)
     neighbours = "replace-one" if neighbours == "auto" else neighbours
     H = grid_class(cls, grid)
-    L = Aggregate(H, alpha, 1.0, "em", variant, epsilon=epsilon)
+    L = Aggregate(H, alpha, 1.0, "em", variant, epsilon=epsilon, table=P2_TABLE)
     L.name = "lwy-p2"
     L.base = Base("em", 1.0, 0.0)
     _claims_n2(L, n, neighbours)
@@ -376,8 +382,8 @@ def lwy_p2(epsilon: float = 0.1, alpha: float = 0.5, cls: str = "thr", grid: int
         L.queries = np.array([[2.0]])
     L.params = dict(epsilon=epsilon, alpha=alpha, cls=cls, grid=grid, n=n, neighbours=neighbours,
                     variant=variant, r=L.r)
-    if variant in ("v14", "v17"):
+    if L.row.shared_state or L.row.unshuffled:
         L = p2_variant(L, variant)
     return L
 
-__all__ = ["PublicPart", "Calibrated", "calibrate", "lwy_p0", "SharedStateP2", "lwy_b2", "p2_variant", "lwy_p2", "P2_VARIANTS", "V14_DOC", "V17_DOC"]
+__all__ = ["PublicPart", "Calibrated", "calibrate", "lwy_p0", "SharedStateP2", "lwy_b2", "p2_variant", "lwy_p2", "P2_VARIANTS", "P2_TABLE", "V14_DOC", "V17_DOC"]

@@ -36,6 +36,7 @@ transformation). B. Balle, G. Barthe, M. Gaboardi, NeurIPS 2018 (tight amplifica
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,7 @@ from audit.types import Claim, Dataset, as_dataset, as_queries
 
 from ..common.checks import check_positive, check_runs
 from ..common.sampling import skinny_matmul
+from ..common.variants import Row, describe, row_of
 from ..registry import register
 from . import designs
 from .core import (
@@ -76,30 +78,72 @@ from .core import (
     with_replacement_counts,
 )
 
-N2_VARIANTS = {
-    "correct": "Algorithm 2 as published (uniform I, EM over Pi_C(T_X), score min_f dis_T + err_W, "
-               "exp(-eps |W| q / 2), A on the shuffled T^h)",
-    "v1": "BUG V1: relabelling not privatised (h = argmin q, lowest row on ties)",
-    "v2": "BUG V2: EM exponent misses the 1/2 (exp(-eps |W| q))",
-    "v3": "BUG V3: score in counts with Delta still 1/|W| (exp(-eps |W|^2 q / 2))",
-    "v4": "BUG V4: score also reads T's labels (adds err_T(h))",
-    "v5": "BUG V5: deterministic split, T = the first ceil(eps n) records (audit instance eps = 0.01: "
-          "the spec flags it only at eps <= 0.05, where its loss eps_A = 1 exceeds eps_cert)",
-    "v6": "BUG V6: wrong epsilon accounting, claims the nominal eps instead of the certified bound",
-    "v7": "BUG V7: candidate patterns built from S_X instead of T_X (audit instance eps = 0.01, "
-          "n = 2001: the spec's D3 design, loss 0.369 vs eps_cert 0.269; at eps = 0.1 the claim is 1.48)",
-    "v8": "BUG V8: relabelling EM run with eps_EM = 1 while subsampling ceil(eps n)",
-    "v9": "BUG V9: subsample size decoupled from the EM parameter (k = ceil(eps n / 2) < eps n); "
-          "caught by the white-box invariant k >= eps n, not by black-box audits (its true bound "
-          "1.67 barely exceeds the claim 1.48; exact search: loss 0.08, below the correct 0.15)",
-    "v10": "BUG V10: no subsampling: Baseline-A on all of S with EM parameter eps, claiming eps",
-    "v11": "BUG V11: relabels all of S and returns A(S^h) instead of A(T^h) (audit instance eps = "
-           "0.01: the spec flags it at small eps, loss eps_A = 1 vs eps_cert 0.269)",
-    "v18": "V18 (not a must-flag bug): naive score err_{T o W}(h) on the representatives; fails the "
-           "representative-invariance test, not measurably less private",
+@dataclass(frozen=True)
+class LWYRow(Row):
+    """A Li-Wang-Ye variant: the constants of the relabelling EM, the subsample and the claim it
+    changes, and the audit design its spec row uses (spec 4.4)."""
+
+    # the relabelling EM: scale eps_EM |W| / 2 (times `em_multiplier`, times |W| if `em_times_w`)
+    argmax: bool = False              # h = argmin of the score (not privatised)
+    em_multiplier: float = 1.0        # 2.0: the 1/2 missed
+    em_times_w: bool = False          # the score in counts with Delta still 1/|W|
+    em_eps_one: bool = False          # eps_EM = 1 while subsampling ceil(eps n)
+    score: str = "new"                # the relabelling score (`RelabelRule`)
+    patterns_from_s: bool = False     # candidate patterns from S_X instead of T_X
+    # the subsample T and what A runs on
+    k_eps_divisor: float = 1.0        # |T| = ceil(eps n / divisor)
+    no_subsample: bool = False        # Baseline-A on all of S with EM parameter eps
+    first_records: bool = False       # T = the first |T| records (deterministic)
+    a_on_s: bool = False              # A run on S^h instead of T^h
+    # the claim
+    nominal_claim: bool = False       # the nominal eps claimed instead of the certified bound
+    claim_factor: float = 6.0         # W1: Lemma 21's 6 eps0 m / n
+    # the aggregator (P1 / P2)
+    aggregator: str = "em"            # `aggregate` rule
+    r_at_unit_eps: bool = False       # r computed for eps_agg = 1, the aggregator applies eps
+    shared_state: bool = False        # P2: one I, h and partition per run (`SharedStateP2`)
+    unshuffled: bool = False          # P2: P1's portions in record-index order (`SharedStateP2`)
+    # the audit design (neighbours="auto", base="auto")
+    label_design: bool = False        # EM-channel bug: audited with label flips
+    membership_design: bool = False   # D2 with LocProbe
+
+
+N2_TABLE = {
+    "correct": LWYRow("Algorithm 2 as published (uniform I, EM over Pi_C(T_X), score min_f dis_T + "
+                      "err_W, exp(-eps |W| q / 2), A on the shuffled T^h)"),
+    "v1": LWYRow("BUG V1: relabelling not privatised (h = argmin q, lowest row on ties)",
+                 argmax=True, label_design=True),
+    "v2": LWYRow("BUG V2: EM exponent misses the 1/2 (exp(-eps |W| q))", em_multiplier=2.0,
+                 label_design=True),
+    "v3": LWYRow("BUG V3: score in counts with Delta still 1/|W| (exp(-eps |W|^2 q / 2))",
+                 em_times_w=True, label_design=True),
+    "v4": LWYRow("BUG V4: score also reads T's labels (adds err_T(h))", score="new+errT",
+                 label_design=True),
+    "v5": LWYRow("BUG V5: deterministic split, T = the first ceil(eps n) records (audit instance eps "
+                 "= 0.01: the spec flags it only at eps <= 0.05, where its loss eps_A = 1 exceeds "
+                 "eps_cert)", first_records=True, membership_design=True),
+    "v6": LWYRow("BUG V6: wrong epsilon accounting, claims the nominal eps instead of the certified "
+                 "bound", nominal_claim=True, membership_design=True),
+    "v7": LWYRow("BUG V7: candidate patterns built from S_X instead of T_X (audit instance eps = 0.01, "
+                 "n = 2001: the spec's D3 design, loss 0.369 vs eps_cert 0.269; at eps = 0.1 the "
+                 "claim is 1.48)", patterns_from_s=True),
+    "v8": LWYRow("BUG V8: relabelling EM run with eps_EM = 1 while subsampling ceil(eps n)",
+                 em_eps_one=True, label_design=True),
+    "v9": LWYRow("BUG V9: subsample size decoupled from the EM parameter (k = ceil(eps n / 2) < eps "
+                 "n); caught by the white-box invariant k >= eps n, not by black-box audits (its true "
+                 "bound 1.67 barely exceeds the claim 1.48; exact search: loss 0.08, below the "
+                 "correct 0.15)", k_eps_divisor=2.0),
+    "v10": LWYRow("BUG V10: no subsampling: Baseline-A on all of S with EM parameter eps, claiming eps",
+                  no_subsample=True, membership_design=True),
+    "v11": LWYRow("BUG V11: relabels all of S and returns A(S^h) instead of A(T^h) (audit instance "
+                  "eps = 0.01: the spec flags it at small eps, loss eps_A = 1 vs eps_cert 0.269)",
+                  a_on_s=True, membership_design=True),
+    "v18": LWYRow("V18 (not a must-flag bug): naive score err_{T o W}(h) on the representatives; fails "
+                  "the representative-invariance test, not measurably less private", score="naive"),
 }
-LABEL_VARIANTS = {"v1", "v2", "v3", "v4", "v8"}       # EM-channel bugs: audited with label flips
-MEMBERSHIP_VARIANTS = {"v5", "v6", "v10", "v11"}     # D2 with LocProbe
+N2_VARIANTS = describe(N2_TABLE)
+LABEL_VARIANTS = {k for k, r in N2_TABLE.items() if r.label_design}        # audited with label flips
+MEMBERSHIP_VARIANTS = {k for k, r in N2_TABLE.items() if r.membership_design}   # D2 with LocProbe
 
 
 def _check_base(base: str, eps_A: float, delta_A: float) -> None:
@@ -132,9 +176,10 @@ class LWYLearner:
     chunk_runs = 100_000
     per_query = False
 
-    def __init__(self, H, variant: str) -> None:
+    def __init__(self, H, variant: str, table: dict | None = None) -> None:
         self.H = H
         self.variant = variant
+        self.row: LWYRow = row_of(ROWS if table is None else table, variant, self.name)
 
     def predict(self, data: Any, queries: Any, runs: int, rng: np.random.Generator) -> np.ndarray:
         data = as_dataset(data)
@@ -187,22 +232,23 @@ class Transformation(LWYLearner):
     base : Base
         The private realizable learner A.
     variant : str
-        See `N2_VARIANTS` (B1/B3 accept "correct", "v1", "v2" and B3 "v5").
+        A row of `table` (`N2_TABLE`; `B_TABLE`, `B3_TABLE` for the baselines).
     """
 
-    def __init__(self, H, kind: str, epsilon: float, base: Base, variant: str, eps_EM: float = 1.0) -> None:
-        super().__init__(H, variant)
+    def __init__(self, H, kind: str, epsilon: float, base: Base, variant: str, eps_EM: float = 1.0,
+                 table: dict | None = None) -> None:
+        super().__init__(H, variant, table)
         self.kind, self.epsilon, self.base, self.eps_EM = kind, epsilon, base, eps_EM
         self.rep_rule = "first"
 
     # sizes -----------------------------------------------------------------------------------------
     def k(self, n: int) -> int:
         """Size of T: ceil(eps n) (N2), n (B1, V10), the calibrated m (B3)."""
-        if self.kind == "b1" or self.variant == "v10":
+        if self.kind == "b1" or self.row.no_subsample:
             return n
         if self.kind == "b3":
             return int(math.floor(n * math.expm1(self.epsilon) / math.expm1(self.b3_eps0) + 1e-9))
-        return k_of(self.epsilon / 2 if self.variant == "v9" else self.epsilon, n)
+        return k_of(self.epsilon / self.row.k_eps_divisor, n)
 
     @property
     def b3_eps0(self) -> float:
@@ -210,7 +256,7 @@ class Transformation(LWYLearner):
 
     def check_invariants(self, n: int) -> None:
         """White-box invariants of spec 4.5(4): k = ceil(eps n) >= eps n (eps |W|/|T| <= 1)."""
-        if self.kind != "n2" or self.variant == "v10":
+        if self.kind != "n2" or self.row.no_subsample:
             return
         k = self.k(n)
         if k != k_of(self.epsilon, n) or k < self.epsilon * n - 1e-9:
@@ -218,27 +264,23 @@ class Transformation(LWYLearner):
 
     def rule(self, n: int) -> RelabelRule:
         k = self.k(n)
-        if self.kind in ("b1", "b3") or self.variant == "v10":
-            eps_em = self.epsilon if self.variant == "v10" else self.eps_EM
-            scale = eps_em * k / 2.0                  # err_T fractions, Delta = 1/|T|
-            if self.variant == "v2":
-                scale *= 2.0
-            return RelabelRule("classic", scale, argmax=self.variant == "v1", rep_rule=self.rep_rule)
+        r = self.row
+        if self.kind in ("b1", "b3") or r.no_subsample:
+            eps_em = self.epsilon if r.no_subsample else self.eps_EM
+            scale = eps_em * k / 2.0 * r.em_multiplier    # err_T fractions, Delta = 1/|T|
+            return RelabelRule("classic", scale, argmax=r.argmax, rep_rule=self.rep_rule)
         nW = n - k
-        eps_em = 1.0 if self.variant == "v8" else self.epsilon
-        scale = eps_em * nW / 2.0
-        if self.variant == "v2":
-            scale *= 2.0
-        if self.variant == "v3":
+        eps_em = 1.0 if r.em_eps_one else self.epsilon
+        scale = eps_em * nW / 2.0 * r.em_multiplier
+        if r.em_times_w:
             scale *= nW
-        score = {"v4": "new+errT", "v18": "naive"}.get(self.variant, "new")
-        return RelabelRule(score, scale, argmax=self.variant == "v1",
-                           patterns_from_s=self.variant == "v7", rep_rule=self.rep_rule)
+        return RelabelRule(r.score, scale, argmax=r.argmax, patterns_from_s=r.patterns_from_s,
+                           rep_rule=self.rep_rule)
 
     def _checked_k(self, cells: Cells) -> int:
         n = cells.n
         k = self.k(n)
-        if self.kind == "n2" and self.variant != "v10":
+        if self.kind == "n2" and not self.row.no_subsample:
             if self.epsilon * n < 1:
                 raise PrivauditError(f"{self.name}: Lemma 15 needs eps n >= 1; eps = {self.epsilon}, n = {n}")
             if k >= n:
@@ -248,13 +290,13 @@ class Transformation(LWYLearner):
         return k
 
     def _t_counts(self, cells: Cells, k: int, B: int, rng: np.random.Generator) -> np.ndarray:
-        if self.variant == "v5":
+        if self.row.first_records:
             return np.broadcast_to(cells.first_records(k), (B, cells.count.size))
         return subsample_counts(cells.count, k, B, rng)
 
     def _a_input(self, cells: Cells, blk) -> tuple[np.ndarray, np.ndarray]:
         """The dataset A is run on: ``T^h`` (correct) or ``S^h`` (V11)."""
-        if self.variant != "v11":
+        if not self.row.a_on_s:
             return blk.wT, blk.dis
         wS = cells.domain_counts(cells.count[None, :])
         disS = (wS @ _xor(self.H).T).reshape(1, self.H.size, self.H.size)
@@ -288,8 +330,8 @@ class Transformation(LWYLearner):
         """Every subsample T (as cell counts) with its probability; one deterministic T for
         v5 (the first k records) or when T is the whole sample."""
         k = self._checked_k(cells)
-        if self.variant == "v5" or k == cells.n:
-            vecs = (cells.first_records(k) if self.variant == "v5" else cells.count)[None, :]
+        if self.row.first_records or k == cells.n:
+            vecs = (cells.first_records(k) if self.row.first_records else cells.count)[None, :]
             return vecs, np.ones(1)
         return enumerate_subsamples(cells.count, k)
 
@@ -325,19 +367,19 @@ def _claims_n2(L: Transformation, n: int, neighbours: str) -> None:
         return
     ce, cd = n2_certified(eps, n, b.eps_A, b.delta_A)
     L.claim = Claim(ce, cd, "replace-one", L.scope)
-    if L.variant == "v6":
+    if L.row.nominal_claim:
         L.certified = L.claim
         L.claim = Claim(eps, min(eps * b.delta_A, 0.999), "replace-one", L.scope)
-    if L.variant == "v10":
+    if L.row.no_subsample:
         L.claim = Claim(eps, b.delta_A, "replace-one", L.scope)
 
 
-def _resolve(variant: str, neighbours: str, base: str) -> tuple[str, str]:
+def _resolve(row: LWYRow, neighbours: str, base: str) -> tuple[str, str]:
     _check_neighbours(neighbours)
     if neighbours == "auto":
-        neighbours = "label" if variant in LABEL_VARIANTS else "replace-one"
+        neighbours = "label" if row.label_design else "replace-one"
     if base == "auto":
-        base = "locprobe" if variant in MEMBERSHIP_VARIANTS else "em"
+        base = "locprobe" if row.membership_design else "em"
     return neighbours, base
 
 
@@ -371,12 +413,12 @@ def lwy_n2(epsilon: float = 0.1, base: str = "auto", eps_A: float = 1.0, delta_A
     certified claim; ``neighbours``: "replace-one" | "label" | "auto"."""
     epsilon = check_positive("epsilon", epsilon, upper=1.0 / 3.0 + 1e-12)
     n = _check_n(n)
-    neighbours, base = _resolve(variant, neighbours, base)
+    neighbours, base = _resolve(row_of(N2_TABLE, variant, "lwy-n2"), neighbours, base)
     _check_base(base, eps_A, delta_A)
     H = grid_class(cls, grid)
     if H.N < 8 and cls != "allfun":
         raise PrivauditError(f"lwy-n2: the built-in designs need grid >= 8, got {grid}")
-    L = Transformation(H, "n2", epsilon, Base(base, eps_A, delta_A, 2), variant)
+    L = Transformation(H, "n2", epsilon, Base(base, eps_A, delta_A, 2), variant, table=N2_TABLE)
     L.name = "lwy-n2"
     _claims_n2(L, n, neighbours)
     if neighbours == "label":
@@ -399,12 +441,14 @@ def lwy_n2(epsilon: float = 0.1, base: str = "auto", eps_A: float = 1.0, delta_A
     return L
 
 
-B_VARIANTS = {
-    "correct": "the classic transformation as described in Sec. 3 (EM over Pi_C(S_X) with score "
-               "err_S, eps_EM = 1, then A(S^h))",
-    "v1": "BUG V1: relabelling not privatised (h = argmin err, deterministic)",
-    "v2": "BUG V2: EM exponent misses the 1/2",
+B_TABLE = {
+    "correct": LWYRow("the classic transformation as described in Sec. 3 (EM over Pi_C(S_X) with score "
+                      "err_S, eps_EM = 1, then A(S^h))"),
+    "v1": LWYRow("BUG V1: relabelling not privatised (h = argmin err, deterministic)", argmax=True,
+                 label_design=True),
+    "v2": LWYRow("BUG V2: EM exponent misses the 1/2", em_multiplier=2.0, label_design=True),
 }
+B_VARIANTS = describe(B_TABLE)
 
 
 @register("lwy-b1", kind="learner", paper=PAPER, section="Sec. 3, classic transformation (Baseline-A)",
@@ -416,10 +460,11 @@ def lwy_b1(eps_EM: float = 1.0, base: str = "em", eps_A: float = 1.0, delta_A: f
     """Baseline-A: ``(eps_EM + eps_A + 2 ln 2, 4 e^eps_EM delta_A)``; label flips: ``eps_EM``."""
     eps_EM = check_positive("eps_EM", eps_EM)
     n = _check_n(n)
-    neighbours, base = _resolve(variant, neighbours, base)
+    neighbours, base = _resolve(row_of(B_TABLE, variant, "lwy-b1"), neighbours, base)
     _check_base(base, eps_A, delta_A)
     H = grid_class(cls, grid)
-    L = Transformation(H, "b1", eps_EM, Base(base, eps_A, delta_A, 2), variant, eps_EM=eps_EM)
+    L = Transformation(H, "b1", eps_EM, Base(base, eps_A, delta_A, 2), variant, eps_EM=eps_EM,
+                       table=B_TABLE)
     L.name = "lwy-b1"
     if neighbours == "label":
         L.claim = Claim(eps_EM, 0.0, "label", "model")
@@ -435,10 +480,16 @@ def lwy_b1(eps_EM: float = 1.0, base: str = "em", eps_A: float = 1.0, delta_A: f
     return L
 
 
-B3_VARIANTS = {**B_VARIANTS, "v5": "BUG V5-like: deterministic subsample (the first m records)"}
-B3_VARIANTS["v1"] += (" (audit instance eps = 3, label flips: B3 pays a relabelling bug only when "
-                      "the flipped record is in the m-subset, m/n = 0.022 at eps = 0.5 vs 0.67 at 3)")
-B3_VARIANTS["v2"] += " (audit instance eps = 3, label flips, as for v1)"
+B3_TABLE = {
+    "correct": B_TABLE["correct"],
+    "v1": replace(B_TABLE["v1"], says=B_TABLE["v1"].says + (
+        " (audit instance eps = 3, label flips: B3 pays a relabelling bug only when the flipped "
+        "record is in the m-subset, m/n = 0.022 at eps = 0.5 vs 0.67 at 3)")),
+    "v2": replace(B_TABLE["v2"], says=B_TABLE["v2"].says + " (audit instance eps = 3, label flips, as for v1)"),
+    "v5": LWYRow("BUG V5-like: deterministic subsample (the first m records)", first_records=True,
+                 membership_design=True),
+}
+B3_VARIANTS = describe(B3_TABLE)
 # Audit instances: V1/V2 break the relabelling EM, whose loss B3 pays only in the runs where the
 # flipped record is among the m = floor(n (e^eps - 1)/(e^eps0 - 1)) subsampled ones. At the default
 # eps = 0.5 (m/n = 0.022) even V2's ceiling ln(1 + (m/n)(e^2 - 1)) = 0.13 vs the claim 0.037 sits
@@ -461,12 +512,14 @@ def lwy_b3(epsilon: float = 0.5, base: str = "auto", eps_A: float = 1.0, delta_A
     ``eps0 = 1 + eps_A + 2 ln 2``; label flips ``ln(1 + (m/n)(e - 1))``."""
     epsilon = check_positive("epsilon", epsilon)
     n = _check_n(n)
-    neighbours, base = _resolve(variant, neighbours, base)
-    if variant == "v5" and base == "em":
+    row = row_of(B3_TABLE, variant, "lwy-b3")
+    neighbours, base = _resolve(row, neighbours, base)
+    if row.first_records and base == "em":      # V5 needs LocProbe's membership channel
         base = "locprobe"
     _check_base(base, eps_A, delta_A)
     H = grid_class(cls, grid)
-    L = Transformation(H, "b3", epsilon, Base(base, eps_A, delta_A, 2), variant, eps_EM=1.0)
+    L = Transformation(H, "b3", epsilon, Base(base, eps_A, delta_A, 2), variant, eps_EM=1.0,
+                       table=B3_TABLE)
     L.name = "lwy-b3"
     m = L.k(n)
     if m < 1:
@@ -500,8 +553,9 @@ class Relabel(LWYLearner):
     Claim [App. B, case 1 not in I]: eps-DP w.r.t. any substitution in W (feature or label), tight.
     """
 
-    def __init__(self, H, epsilon: float, t_x: np.ndarray, variant: str) -> None:
-        super().__init__(H, variant)
+    def __init__(self, H, epsilon: float, t_x: np.ndarray, variant: str,
+                 table: dict | None = None) -> None:
+        super().__init__(H, variant, table)
         self.epsilon = epsilon
         self.t_x = t_x
         self.t_idx = H.index(t_x.reshape(-1, 1))
@@ -514,8 +568,9 @@ class Relabel(LWYLearner):
     def _rule_tc(self, cells: Cells) -> tuple[RelabelRule, np.ndarray]:
         k = self.t_x.size
         nW = cells.n - k
-        scale = self.epsilon * nW / 2.0 * {"v2": 2.0, "v3": float(nW)}.get(self.variant, 1.0)
-        return RelabelRule("new", scale, argmax=self.variant == "v1"), cells.first_records(k)[None, :]
+        r = self.row
+        scale = self.epsilon * nW / 2.0 * (float(nW) if r.em_times_w else r.em_multiplier)
+        return RelabelRule("new", scale, argmax=r.argmax), cells.first_records(k)[None, :]
 
     def _fit_predict(self, cells, qidx, B, rng):
         rule, tc = self._rule_tc(cells)
@@ -529,9 +584,12 @@ class Relabel(LWYLearner):
         return P @ self.H.matrix[:, qidx].astype(np.float64)
 
 
+N1_TABLE = {k: N2_TABLE[k] for k in ("correct", "v1", "v2", "v3")}
+
+
 @register("lwy-n1", kind="learner", paper=PAPER, section="Algorithm 1 (A_Relabel), App. B case 1",
           summary="the relabelling step alone with T fixed and public: eps-DP with respect to W",
-          variants={k: N2_VARIANTS[k] for k in ("correct", "v1", "v2", "v3")})
+          variants=describe(N1_TABLE))
 def lwy_n1(epsilon: float = 1.0, t_x: tuple = (2.0,) * 10, cls: str = "thr", grid: int = 8,
            w_size: int = 60, variant: str = "correct") -> Relabel:
     """A_Relabel with public ``T_X = t_x``; the data is W (D6: W's labels at x = 2 biased so the
@@ -541,7 +599,7 @@ def lwy_n1(epsilon: float = 1.0, t_x: tuple = (2.0,) * 10, cls: str = "thr", gri
     t = np.asarray(t_x, dtype=np.float64).reshape(-1)
     if t.size < 1:
         raise PrivauditError("lwy-n1: T must hold at least one point")
-    L = Relabel(H, epsilon, t, variant)
+    L = Relabel(H, epsilon, t, variant, table=N1_TABLE)
     L.name = "lwy-n1"
     L.claim = Claim(epsilon, 0.0, "replace-one", "model")
     w_size = _check_n(w_size, 4)
@@ -575,12 +633,12 @@ class Auxiliary(LWYLearner):
 
     def _rule(self, cells: Cells) -> RelabelRule:
         nW = cells.n - self._t
-        return RelabelRule("new", self.epsilon * nW / 2.0, argmax=self.variant == "v1")
+        return RelabelRule("new", self.epsilon * nW / 2.0, argmax=self.row.argmax)
 
     def _fit_predict(self, cells, qidx, B, rng):
         tc = np.broadcast_to(cells.first_records(self._t), (B, cells.count.size))
         blk = relabel_logits(self.H, cells, tc, self._rule(cells))
-        h = pick(blk.logits, self.variant == "v1", rng)
+        h = pick(blk.logits, self.row.argmax, rng)
         g = base_outputs(self.H, self.base, h, blk.wT, blk.dis, qidx, rng)
         return g ^ self.H.matrix[self.hbar[h][:, None], qidx[None, :]]
 
@@ -588,15 +646,18 @@ class Auxiliary(LWYLearner):
         """Exact ``Pr[(g XOR h_bar)(x) = 1]``."""
         tc = cells.first_records(self._t)[None, :]
         blk = relabel_logits(self.H, cells, tc, self._rule(cells))
-        Ph = pick_probs(blk.logits, self.variant == "v1")[0]               # (K,)
+        Ph = pick_probs(blk.logits, self.row.argmax)[0]                    # (K,)
         L = base_probs(self.H, self.base, blk.wT, blk.dis, qidx)[0]        # (K, q) Pr[g = 1]
         hb = self.H.matrix[self.hbar][:, qidx].astype(np.float64)          # (K, q)
         return Ph @ (L * (1 - hb) + (1 - L) * hb)
 
 
+N3_TABLE = {"correct": LWYRow("Algorithm 3 as published")}
+
+
 @register("lwy-n3", kind="learner", paper=PAPER, section="Algorithm 3 (A_Auxiliary), Claim 23",
           summary="A(T^h) XOR h_bar with T = U o V (V, W public): (2 + 2 ln 2, 4e delta)-DP w.r.t. U",
-          variants={"correct": "Algorithm 3 as published"})
+          variants=describe(N3_TABLE))
 def lwy_n3(epsilon: float = 0.1, base: str = "em", eps_A: float = 1.0, delta_A: float = 0.0,
            u_size: int = 20, v_size: int = 20, cls: str = "thr", grid: int = 8,
            neighbours: str = "replace-one", variant: str = "correct") -> Auxiliary:
@@ -613,6 +674,7 @@ def lwy_n3(epsilon: float = 0.1, base: str = "em", eps_A: float = 1.0, delta_A: 
     V = designs._ds([(1.0, 0, v_size // 2), (6.0, 1, v_size - v_size // 2)])
     W = designs._ds([(1.0, 0, w // 4), (1.0, 1, w // 4), (6.0, 1, w - 2 * (w // 4))])
     L = Auxiliary(H, epsilon, V, W, Base(base, eps_A, delta_A, 2), variant)
+    L.row = row_of(N3_TABLE, variant, "lwy-n3")
     L.name = "lwy-n3"
     if neighbours == "label":
         L.claim = Claim(0.0, 0.0, "label", "model")
@@ -676,10 +738,13 @@ def lwy_m4(m: int = 100, n: int = 1000, base: str = "locprobe", eps_A: float = 1
     return L
 
 
+W1_TABLE = {"correct": LWYRow("claims Lemma 21's 6 eps0 m / n"),
+            "v16": LWYRow("BUG V16: claims eps0 m / n (the factor 6 dropped)", claim_factor=1.0)}
+
+
 @register("lwy-w1", kind="learner", paper=PAPER, section="Lemma 21 / Lemma 14 (W1 wrapper)",
           summary="A run on m records drawn with replacement: (6 eps0 m/n, e^{6 eps0 m/n} (4m/n) delta0)-DP",
-          variants={"correct": "claims Lemma 21's 6 eps0 m / n",
-                    "v16": "BUG V16: claims eps0 m / n (the factor 6 dropped)"})
+          variants=describe(W1_TABLE))
 def lwy_w1(m: int = 100, n: int = 1000, base: str = "locprobe", eps_A: float = 1.0,
            cls: str = "thr", grid: int = 8, variant: str = "correct") -> SubsampledBase:
     """W1 around A (default LocProbe); needs 6 eps0 m / n <= 1 and eps0 <= 1 (Lemma 21)."""
@@ -690,8 +755,9 @@ def lwy_w1(m: int = 100, n: int = 1000, base: str = "locprobe", eps_A: float = 1
     _check_base(base, eps_A, 0.0)
     H = grid_class(cls, grid)
     L = SubsampledBase(H, m, "with", Base(base, eps_A, 0.0, 2), variant, n)
+    L.row = row_of(W1_TABLE, variant, "lwy-w1")
     L.name = "lwy-w1"
-    e = (1.0 if variant == "v16" else 6.0) * eps_A * m / n
+    e = L.row.claim_factor * eps_A * m / n
     L.claim = Claim(e, 0.0, "replace-one", "model")
     L.pairs = [designs.d2_membership(n)]
     L.queries = _thr_queries(H)[:1]
@@ -709,10 +775,10 @@ class Aggregate(LWYLearner):
     scope = "prediction"
 
     def __init__(self, H, alpha: float, eps_agg: float, mode: str, variant: str,
-                 epsilon: float | None = None) -> None:
-        super().__init__(H, variant)
+                 epsilon: float | None = None, table: dict | None = None) -> None:
+        super().__init__(H, variant, table)
         self.alpha, self.eps_agg, self.mode, self.epsilon = alpha, eps_agg, mode, epsilon
-        self.r = r_portions(alpha, 1.0 if variant == "v15" else eps_agg)
+        self.r = r_portions(alpha, 1.0 if self.row.r_at_unit_eps else eps_agg)
 
     def _block(self) -> int:
         # runs per pass: the (B, r, C) portion counts and the (B r, K) error matrix stay ~16 MB;
@@ -737,7 +803,7 @@ class Aggregate(LWYLearner):
 
     def _fit_eval(self, cells: Cells, qs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         B = qs.size
-        agg = {"v12": "majority", "v13": "em2"}.get(self.variant, "em")
+        agg = self.row.aggregator
         if self.epsilon is None:                                     # P1 on the data itself
             if cells.n < self.r:
                 raise PrivauditError(f"{self.name}: n = {cells.n} < r = {self.r} portions")
@@ -759,13 +825,18 @@ class Aggregate(LWYLearner):
         M = self.H.matrix.astype(np.float32)
         v1 = self._votes(portion_counts(wT, self.r, rng), np.ascontiguousarray(M.T), qs,
                          sign=1.0 - 2.0 * M[h])
-        eps_out = self.epsilon if self.variant == "v15" else self.eps_agg
+        eps_out = self.epsilon if self.row.r_at_unit_eps else self.eps_agg
         return aggregate(v1, self.r, eps_out, agg, rng)
 
 
-P1_VARIANTS = {"correct": "Lemma 19: r disjoint random portions, Pr[y] ~ exp(eps_agg v_y / 2)",
-               "v12": "BUG V12: deterministic majority vote (no aggregator noise)",
-               "v13": "BUG V13: aggregator temperature halved, Pr[y] ~ exp(eps_agg v_y)"}
+P1_TABLE = {
+    "correct": LWYRow("Lemma 19: r disjoint random portions, Pr[y] ~ exp(eps_agg v_y / 2)"),
+    "v12": LWYRow("BUG V12: deterministic majority vote (no aggregator noise)", aggregator="majority"),
+    "v13": LWYRow("BUG V13: aggregator temperature halved, Pr[y] ~ exp(eps_agg v_y)", aggregator="em2"),
+}
+P1_VARIANTS = describe(P1_TABLE)
+# every variant id of this module, for learners built without their own table (one meaning per id)
+ROWS = {**N2_TABLE, **B3_TABLE, **P1_TABLE, **W1_TABLE, "correct": N2_TABLE["correct"]}
 
 
 @register("lwy-p1", kind="learner", paper=PAPER, section="Lemma 19 (subsample-and-aggregate)",
@@ -779,7 +850,7 @@ def lwy_p1(eps_agg: float = 1.0, alpha: float = 0.5, cls: str = "thr", grid: int
     eps_agg = check_positive("eps_agg", eps_agg)
     alpha = check_positive("alpha", alpha, upper=0.999)
     H = grid_class(cls, grid)
-    L = Aggregate(H, alpha, eps_agg, "em", variant)
+    L = Aggregate(H, alpha, eps_agg, "em", variant, table=P1_TABLE)
     L.name = "lwy-p1"
     L.claim = Claim(eps_agg, 0.0, "replace-one", "prediction")
     r = L.r
@@ -792,4 +863,4 @@ def lwy_p1(eps_agg: float = 1.0, alpha: float = 0.5, cls: str = "thr", grid: int
 
 __all__ = ["Transformation", "Relabel", "Auxiliary", "SubsampledBase", "Aggregate", "lwy_n1",
            "lwy_n2", "lwy_n3", "lwy_b1", "lwy_b3", "lwy_m4", "lwy_w1", "lwy_p1",
-           "N2_VARIANTS"]
+           "N2_VARIANTS", "N2_TABLE", "LWYRow", "ROWS"]
