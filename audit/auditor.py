@@ -58,6 +58,8 @@ from .neighbours import (
 from .provenance import git_commit, versions
 from .reducers import CodeCounter, EventCounter, HistogramCounter, lattice_exponent
 from .result import AuditResult, BoundTest, Witness
+from .sequential import STOP_REASONS, confirm_sequential
+from .sequential import max_certifiable_epsilon as sequential_ceiling
 from .runners.base import Job, Runner, call_blackbox, chunk_rng
 from .runners.local import LocalRunner
 from .types import Claim, Dataset, as_dataset, as_queries
@@ -285,7 +287,7 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
               tests: int = 1, journal: Any = None, progress: Any = None,
               search: dict | None = None, certified: Claim | None = None,
               against: str = "claim", params: dict | None = None,
-              differing: list | None = None) -> AuditResult:
+              differing: list | None = None, sequential: bool = False) -> AuditResult:
     """Explore, select and confirm on given pairs; the engine behind `audit`/`audit_learner`."""
     if not pairs:
         raise PrivauditError("nothing to audit: no pairs of inputs")
@@ -296,9 +298,16 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
                     progress=progress)
     t1 = time.perf_counter()
     chosen = select(cands, tests)
-    confirmed = confirm(blackbox, pairs, chosen, claim=claim, confirm_runs=confirm_runs,
-                        confidence=confidence, seed=seed, runner=runner, journal=journal,
-                        progress=progress)
+    seq_info = None
+    if sequential:  # anytime-valid bounds, stopping as soon as the evidence is enough
+        confirmed, seq_info = confirm_sequential(
+            blackbox, pairs, chosen, claim=claim, confirm_runs=confirm_runs,
+            confidence=confidence, seed=seed, runner=runner, phase=CONFIRM, journal=journal,
+            progress=progress)
+    else:
+        confirmed = confirm(blackbox, pairs, chosen, claim=claim, confirm_runs=confirm_runs,
+                            confidence=confidence, seed=seed, runner=runner, journal=journal,
+                            progress=progress)
     t2 = time.perf_counter()
     m = len(confirmed)
     key = (lambda t: (t.delta_lower, t.epsilon_lower)) if objective(claim) == "delta" else \
@@ -326,6 +335,11 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
     if not is_reproducible(blackbox):
         notes.append("runs not reproducible: the black box draws from its own entropy and ignores "
                      "the seed, so a rerun gives other counts (the bound is valid all the same)")
+    ceiling = stats.max_certifiable_epsilon(confirm_runs, confidence, m, claim.delta)
+    if seq_info is not None:
+        ceiling = sequential_ceiling(confirm_runs, confidence, m, claim.delta)
+        notes.append(f"sequential: stopped after {seq_info['runs_per_side']:,} of {confirm_runs:,} "
+                     f"runs per side: {STOP_REASONS[seq_info['stopped']]}")
     if best.k_q == 0 and best.k_p > 0:
         notes.append("support mismatch: the event never happened on the q side in "
                      f"{best.n_q} runs; epsilon_lower is capped only by the budget")
@@ -334,7 +348,7 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
         claim=claim, epsilon_lower=eps_lo, delta_lower=delta_lo, violation=bool(violation),
         confidence=float(confidence), correction="bonferroni", tests=m,
         alpha_per_bound=stats.per_bound_alpha(confidence, m),
-        max_certifiable_epsilon=stats.max_certifiable_epsilon(confirm_runs, confidence, m, claim.delta),
+        max_certifiable_epsilon=ceiling, sequential=seq_info,
         witness=witness, confirmed=confirmed, explore_runs=explore_runs, confirm_runs=confirm_runs,
         seed=seed, params=dict(params or params_of(blackbox)),
         certified=certified if certified is not None else certified_of(blackbox),
@@ -351,7 +365,8 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
 def audit(mechanism: Any, pairs: Any = None, *, claim: Any = None, confidence: float = 0.95,
           explore_runs: int = DEFAULT_EXPLORE_RUNS, confirm_runs: int = DEFAULT_CONFIRM_RUNS,
           seed: int = 0, runner: Runner | None = None, tests: int = 1, journal: Any = None,
-          progress: Any = None, input_distance: Any = None) -> AuditResult:
+          progress: Any = None, input_distance: Any = None,
+          sequential: bool = False) -> AuditResult:
     """Audit a mechanism (or a learner: dispatched to `audit_learner`) on pairs of inputs.
 
     Parameters
@@ -376,6 +391,9 @@ def audit(mechanism: Any, pairs: Any = None, *, claim: Any = None, confidence: f
         The neighbour relation of the inputs (``"l1:1"``, ``"hamming:1"``, ...); default the
         mechanism's ``input_distance`` attribute. Pairs farther apart are refused. With none
         declared the pairs are audited as given and the result's notes say so.
+    sequential : bool
+        Confirm with anytime-valid confidence sequences (`audit.sequential`), peeking after every
+        chunk and stopping at a certified violation, at futility, or when `confirm_runs` is spent.
 
     Returns
     -------
@@ -387,7 +405,8 @@ def audit(mechanism: Any, pairs: Any = None, *, claim: Any = None, confidence: f
                                  "are its claim's dataset relation")
         return audit_learner(mechanism, pairs=pairs, claim=claim, confidence=confidence,
                              explore_runs=explore_runs, confirm_runs=confirm_runs, seed=seed,
-                             runner=runner, tests=tests, journal=journal, progress=progress)
+                             runner=runner, tests=tests, journal=journal, progress=progress,
+                             sequential=sequential)
     if not is_mechanism(mechanism):
         raise PrivauditError(f"{_name(mechanism)!r} is neither a Mechanism (no sample method) nor a "
                              f"Learner (no predict method)")
@@ -410,7 +429,8 @@ def audit(mechanism: Any, pairs: Any = None, *, claim: Any = None, confidence: f
             check_input_neighbours(p.a, p.b, relation, f"pair {i}")
     result = run_audit(mechanism, plist, claim=claim, confidence=confidence,
                        explore_runs=explore_runs, confirm_runs=confirm_runs, seed=seed,
-                       runner=runner, tests=tests, journal=journal, progress=progress)
+                       runner=runner, tests=tests, journal=journal, progress=progress,
+                       sequential=sequential)
     result.notes = list(result.notes) + [
         NOT_CHECKED_NOTE if relation is None else f"neighbourhood checked: every pair within "
                                                   f"{relation.describe()}"]
@@ -457,7 +477,7 @@ def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries:
                   seed: int = 0, runner: Runner | None = None, tests: int = 1,
                   journal: Any = None, progress: Any = None, against: str = "claim",
                   search_options: dict | None = None, search: Any = None,
-                  group: int = 1) -> AuditResult:
+                  group: int = 1, sequential: bool = False) -> AuditResult:
     """Audit a learner: given pairs, a search around the user's `data`, or its own families.
 
     Parameters
@@ -518,7 +538,8 @@ def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries:
     result = run_audit(learner, plist, claim=group_claim(claim, group), confidence=confidence,
                        explore_runs=explore_runs, confirm_runs=confirm_runs, seed=seed,
                        runner=runner, tests=tests, journal=journal, progress=progress,
-                       search=search_info, against=against, differing=diffs)
+                       search=search_info, against=against, differing=diffs,
+                       sequential=sequential)
     if group > 1:
         g = result.claim
         result.claim, result.group = claim, group

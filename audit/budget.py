@@ -5,7 +5,7 @@ from these defaults or from a named preset, and overrides single fields.
 
     >>> from audit.budget import Budget, preset
     >>> preset("quick")
-    Budget(explore_runs=20000, confirm_runs=200000, confidence=0.95, seed=0, tests=1)
+    Budget(explore_runs=20000, confirm_runs=200000, confidence=0.95, seed=0, tests=1, sequential=False)
     >>> Budget.for_runs(10**7).explore_runs        # the CLI's --runs rule: explore a tenth
     1000000
 """
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from . import validate
 from .errors import PrivauditError
@@ -26,14 +28,16 @@ MIN_EXPLORE_RUNS = 10_000          # --runs N explores max(MIN_EXPLORE_RUNS, N /
 
 @dataclass(frozen=True)
 class Budget:
-    """Runs per input in each phase, the confidence of the whole audit, its seed, and how many
-    events are confirmed per candidate (`tests`, each paying its Bonferroni share)."""
+    """Runs per input in each phase, the confidence of the whole audit, its seed, how many
+    events are confirmed per candidate (`tests`, each paying its Bonferroni share), and whether
+    the confirmation is `sequential` (anytime-valid, stopping early; `audit.sequential`)."""
 
     explore_runs: int = DEFAULT_EXPLORE_RUNS
     confirm_runs: int = DEFAULT_CONFIRM_RUNS
     confidence: float = DEFAULT_CONFIDENCE
     seed: int = 0
     tests: int = 1
+    sequential: bool = False
 
     def __post_init__(self) -> None:
         validate.count("explore_runs", self.explore_runs)
@@ -41,6 +45,8 @@ class Budget:
         validate.number("confidence", self.confidence, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         validate.integer("seed", self.seed, lo=0)
         validate.count("tests", self.tests)
+        if not isinstance(self.sequential, (bool, np.bool_)):
+            raise PrivauditError(f"sequential must be true or false, got {self.sequential!r}")
 
     @classmethod
     def for_runs(cls, confirm_runs: int, explore_runs: int | None = None, **kw: Any) -> "Budget":

@@ -155,7 +155,8 @@ def run_request(request: AuditRequest, *, runner: Any = None, journal: Any = Non
         return result
     common = dict(claim=request.resolved_claim(), confidence=b.confidence,
                   explore_runs=b.explore_runs, confirm_runs=b.confirm_runs, seed=b.seed,
-                  runner=runner, tests=b.tests, journal=journal, progress=progress)
+                  runner=runner, tests=b.tests, journal=journal, progress=progress,
+                  sequential=b.sequential)
     if request.is_learner:
         result = audit_learner(request.target, data=request.data, pairs=request.pairs,
                                queries=request.queries, against=request.against,

@@ -21,6 +21,14 @@ _num = encode
 _unnum = decode_number
 
 
+def _unnum_deep(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _unnum_deep(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_unnum_deep(v) for v in x]
+    return _unnum(x)
+
+
 @dataclass
 class BoundTest:
     """One confirmed bound: event E, ordered pair (a, b), fresh counts on both sides.
@@ -120,6 +128,7 @@ class AuditResult:
     versions: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     group: int = 1                  # group distance k of the pairs (audit.group); 1 = neighbours
+    sequential: dict | None = None      # audit.sequential's record when confirmed sequentially
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -140,6 +149,9 @@ class AuditResult:
                      f"{pk.get('k_max')} {pk.get('relation')} moves apart; through dataset "
                      f"{pk.get('pivot')}: sum of other p_j >= {pk.get('sum_other_p_lo', 0):.4g}, "
                      f"1 - p_i <= {pk.get('one_minus_p_pivot_hi', 1):.3g}")
+        if self.sequential is not None:
+            line += (f"\n  sequential (anytime-valid): stopped at {self.sequential['runs_per_side']:,} of "
+                     f"{self.confirm_runs:,} runs per side ({self.sequential['stopped']})")
         if self.witness is not None:
             line += f"\n  witness: pair {self.witness.pair_index}, {self.witness.direction}, {self.witness.event_text}"
         return line
@@ -173,6 +185,7 @@ class AuditResult:
             "versions": self.versions,
             "notes": list(self.notes),
             "group": int(self.group),
+            **({} if self.sequential is None else {"sequential": _num(self.sequential)}),
         }
 
     @classmethod
@@ -210,6 +223,7 @@ class AuditResult:
                 versions=dict(d.get("versions", {})),
                 notes=list(d.get("notes", [])),
                 group=int(d.get("group", 1)),
+                sequential=None if d.get("sequential") is None else _unnum_deep(d["sequential"]),
             )
         except KeyError as exc:
             raise PrivauditError(f"audit result is missing the field {exc.args[0]!r}") from None

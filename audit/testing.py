@@ -87,7 +87,9 @@ def assert_private(obj: Any, *, pairs: Any = None, data: Any = None, queries: An
         claim), or a partial ``{"epsilon": ..., "delta": ...}`` merged into the object's claim.
     **budget
         ``confidence`` (0.95), ``explore_runs`` (20,000), ``confirm_runs`` (200,000), ``seed`` (0),
-        ``tests`` (1), ``runner`` (local), ``against`` (learners: "claim" or "certified").
+        ``tests`` (1), ``sequential`` (False: True confirms with anytime-valid bounds and stops
+        as soon as the evidence is enough), ``runner`` (local), ``against`` (learners: "claim"
+        or "certified").
         Inside a test marked ``@pytest.mark.privacy(...)`` the marker's values and the
         session's share of the false-alarm budget are the defaults.
 
@@ -135,7 +137,8 @@ def assert_private(obj: Any, *, pairs: Any = None, data: Any = None, queries: An
     if result.violation:
         call = (f"assert_private({result.algorithm}, claim={result.claim.to_dict()}, "
                 f"confidence={result.confidence:.6g}, explore_runs={result.explore_runs}, "
-                f"confirm_runs={result.confirm_runs}, seed={result.seed}, tests={opts['tests']})")
+                f"confirm_runs={result.confirm_runs}, seed={result.seed}, tests={opts['tests']}"
+                f"{', sequential=True' if opts.get('sequential') else ''})")
         raise AssertionError(violation_message(result, call))
     return result
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import algorithms as registry
-from audit import stats
+from audit import sequential, stats
 from audit.budget import (
     DEFAULT_CONFIDENCE,
     DEFAULT_CONFIRM_RUNS,
@@ -61,10 +61,10 @@ EXPECTATIONS = ("pass", "violation")
 
 TOP_KEYS = ("defaults", "audit")
 DEFAULT_KEYS = ("confidence", "seed", "runner", "address", "explore_runs", "confirm_runs",
-                "tests", "num_cpus", "chunk_runs")
+                "tests", "num_cpus", "chunk_runs", "sequential")
 AUDIT_KEYS = ("name", "algorithm", "blackbox", "params", "claim", "expect", "explore_runs",
               "confirm_runs", "tests", "seed", "against", "pairs", "data", "queries",
-              "input_distance", "group", "packing", "packing_params")
+              "input_distance", "group", "packing", "packing_params", "sequential")
 CLAIM_KEYS = ("epsilon", "delta", "neighbours", "scope")
 
 
@@ -97,6 +97,7 @@ class AuditSpec:
     tests: int
     seed: int
     against: str = "claim"
+    sequential: bool = False
     obj: Any = field(default=None, repr=False, compare=False)
     pairs: Any = field(default=None, repr=False, compare=False)
     data: Any = field(default=None, repr=False, compare=False)
@@ -115,7 +116,8 @@ class AuditSpec:
                             group=self.group, packing=self.packing,
                             budget=Budget(explore_runs=self.explore_runs,
                                           confirm_runs=self.confirm_runs, confidence=confidence,
-                                          seed=self.seed, tests=self.tests))
+                                          seed=self.seed, tests=self.tests,
+                                          sequential=self.sequential))
 
 
 @dataclass
@@ -248,6 +250,12 @@ def _confidence(v: Any) -> str | None:
     return None
 
 
+def _boolean(v: Any) -> str | None:
+    if not isinstance(v, bool):
+        return f"must be true or false, got {_type_name(v)} {v!r}"
+    return None
+
+
 def _string(v: Any, choices: tuple | None = None) -> str | None:
     if not isinstance(v, str):
         return f"must be a string, got {_type_name(v)} {v!r}"
@@ -326,7 +334,7 @@ def parse_config(text: str, path: str = "<config>", base_dir: str | Path = ".") 
     cfg = CIConfig(path=path, name=Path(path).stem if path != "<config>" else "privacy-ci")
     defaults = raw.get("defaults", {})
     d_budget = {"explore_runs": DEFAULT_EXPLORE_RUNS, "confirm_runs": DEFAULT_CONFIRM_RUNS,
-                "tests": 1}
+                "tests": 1, "sequential": False}
     if not isinstance(defaults, dict):
         probs.add("top level", "defaults", "must be a table: [defaults]")
         defaults = {}
@@ -350,6 +358,10 @@ def parse_config(text: str, path: str = "<config>", base_dir: str | Path = ".") 
             err = _string(v)
             if not err:
                 cfg.address = v
+        elif k == "sequential":
+            err = _boolean(v)
+            if not err:
+                d_budget[k] = bool(v)
         elif k in ("num_cpus", "chunk_runs"):
             err = _pos_int(v)
             if not err:
@@ -434,6 +446,11 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
                 bad(k, err)
             else:
                 budget[k] = int(a[k])
+    if "sequential" in a:
+        if err := _boolean(a["sequential"]):
+            bad("sequential", err)
+        else:
+            budget["sequential"] = bool(a["sequential"])
     seed = cfg.seed
     if "seed" in a:
         if err := _seed(a["seed"]):
@@ -541,6 +558,7 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
                      budget["explore_runs"], budget["confirm_runs"], budget["tests"], seed,
                      against, obj=obj, line=probs.loc.line("audit", i),
                      input_distance=relation, group=group, packing=packing,
+                     sequential=budget["sequential"],
                      **files)
     if packing is not None:
         return spec
@@ -549,10 +567,16 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
     # counts (n of n against 0 of n) give the largest possible margin.
     n, t = spec.confirm_runs, spec.tests
     alpha = stats.per_bound_alpha(confidence_i, t)
-    best_p, best_q = float(stats.cp_lower(n, n, alpha)), float(stats.cp_upper(0, n, alpha))
+    if spec.sequential:   # the anytime-valid bounds are a little wider
+        comps = sequential.components_for(n, alpha)
+        best_p = float(sequential.cs_lower(n, n, alpha, comps))
+        best_q = float(sequential.cs_upper(0, n, alpha, comps))
+    else:
+        best_p, best_q = float(stats.cp_lower(n, n, alpha)), float(stats.cp_upper(0, n, alpha))
     detectable = best_p > math.exp(claim.epsilon) * best_q + claim.delta
     if not detectable:
-        ceiling = stats.max_certifiable_epsilon(n, confidence_i, t, claim.delta)
+        ceiling = (sequential.max_certifiable_epsilon if spec.sequential else
+                   stats.max_certifiable_epsilon)(n, confidence_i, t, claim.delta)
         text = (f"with confirm_runs = {n} at the per-audit confidence {confidence_i:.6g} no "
                 f"violation of {claim.describe()} can ever be confirmed (largest certifiable "
                 f"epsilon {ceiling:.3f})")

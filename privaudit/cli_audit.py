@@ -55,6 +55,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tests", type=int, default=1,
                    help="candidates to confirm (Bonferroni over them; default 1)")
     p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--sequential", action="store_true",
+                   help="anytime-valid confirmation: peek after every chunk and stop as soon as a "
+                        "violation is certified or the claim cannot be shown violated within --runs")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data", metavar="FILE.csv", help="a learner's dataset: features..., label")
     p.add_argument("--pairs", metavar="FILE.json", help="[[a, b], ...] inputs or {X, y} datasets")
@@ -166,7 +169,7 @@ def _budget(args: argparse.Namespace) -> Budget:
     if args.explore_runs is not None and args.explore_runs < 1:
         raise PrivauditError(f"--explore-runs must be >= 1, got {args.explore_runs}")
     return Budget.for_runs(runs, args.explore_runs, confidence=args.confidence, seed=args.seed,
-                           tests=args.tests)
+                           tests=args.tests, sequential=bool(getattr(args, "sequential", False)))
 
 
 def _request(args: argparse.Namespace) -> tuple[AuditRequest, Target]:
@@ -194,7 +197,8 @@ def _request(args: argparse.Namespace) -> tuple[AuditRequest, Target]:
 _RESUMABLE = ("algorithm", "blackbox", "param", "variant", "epsilon", "delta", "against", "runs",
               "explore_runs", "tests", "confidence", "seed", "data", "pairs", "queries",
               "chunk_runs", "search", "search_runs", "candidates", "strategy", "input_distance",
-              "group", "packing", "family_param")  # chunk_runs: a resumed run must cut chunks the same way
+              "group", "packing", "family_param",
+              "sequential")  # chunk_runs: a resumed run must cut chunks the same way
 
 
 def _apply_resume(args: argparse.Namespace) -> None:

@@ -127,6 +127,23 @@ class ProgressRunner(Runner):
                     progress(k)
             return self.runner.run(jobs, seed, journal=journal, progress=both)
 
+    def iter_rounds(self, jobs: Sequence[Job], seed: int, *, journal: Any = None,
+                    progress: ProgressFn | None = None):
+        """The wrapped runner's rounds, with a bar over the whole budget (it may stop early)."""
+        self.calls += 1
+        desc = self.desc if self.desc is not None else _phase(jobs) + " (sequential)"
+        with progress_bar(total_runs(jobs), desc, stream=self.stream,
+                          enabled=self.enabled) as bar:
+            def both(k: int) -> None:
+                bar(k)
+                if progress is not None:
+                    progress(k)
+            rounds = self.runner.iter_rounds(jobs, seed, journal=journal, progress=both)
+            try:
+                yield from rounds
+            finally:
+                rounds.close()
+
     def describe(self) -> dict:
         return self.runner.describe()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -134,6 +134,31 @@ class Runner(ABC):
         """Run every job; `journal` (optional) records finished chunks and supplies those already
         done; `progress(k)` is called as k more runs finish."""
 
+    def iter_rounds(self, jobs: Sequence[Job], seed: int, *, journal: Any = None,
+                    progress: ProgressFn | None = None) -> Iterator[tuple[int, list[Reduction]]]:
+        """Stream the jobs round by round: round ``r`` is chunk ``r`` of every job.
+
+        Yields ``(r, totals)`` with each job's reduction of chunks ``0..r`` (cumulative), in
+        round order whatever order the chunks finished in, so a caller that stops after some
+        round stops at the same point on every runner and after a resume. Closing the generator
+        (or breaking out of a ``for`` loop over it, then closing it) stops the work still
+        queued. All jobs must be cut into the same chunk sizes. This default runs the chunks in
+        this process, one after another; runners with workers override it.
+        """
+        sizes = round_sizes(jobs, self.chunk_runs)
+        totals: list[Reduction | None] = [None] * len(jobs)
+        for r, size in enumerate(sizes):
+            for j, job in enumerate(jobs):
+                red = journal.get(job, r, size, seed=seed) if journal is not None else None
+                if red is None:
+                    red = run_chunk(job, seed, r, size)
+                    if journal is not None:
+                        journal.put(job, r, size, red, seed=seed)
+                totals[j] = red if totals[j] is None else totals[j] + red
+                if progress is not None:
+                    progress(size)
+            yield r, list(totals)  # type: ignore[arg-type]
+
     def describe(self) -> dict:
         return {"runner": type(self).__name__, "workers": 1}
 
@@ -158,6 +183,18 @@ def plan(jobs: Sequence[Job], chunk_runs: int | None) -> list[tuple[int, int, in
     return tasks
 
 
+def round_sizes(jobs: Sequence[Job], chunk_runs: int | None) -> list[int]:
+    """The common chunk sizes of jobs streamed in rounds (`Runner.iter_rounds`)."""
+    if not jobs:
+        return []
+    sizes = [job.chunk_sizes(chunk_runs) for job in jobs]
+    if any(s != sizes[0] for s in sizes[1:]):
+        raise PrivauditError("jobs streamed in rounds must have the same runs and chunk size")
+    if int(jobs[0].runs) < 1:
+        raise PrivauditError(f"runs must be >= 1, got {jobs[0].runs}")
+    return sizes[0]
+
+
 def total_runs(jobs: Iterable[Job]) -> int:
     return int(sum(int(j.runs) for j in jobs))
 
@@ -169,4 +206,4 @@ def check_jobs_inputs(jobs: Sequence[Job]) -> None:
 
 
 __all__ = ["Job", "Runner", "run_chunk", "call_blackbox", "chunk_rng", "plan", "total_runs",
-           "resolve_chunk_runs"]
+           "resolve_chunk_runs", "round_sizes"]

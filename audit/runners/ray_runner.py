@@ -27,12 +27,12 @@ import threading
 import time
 import warnings
 from collections import deque
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from .. import interrupts
 from ..errors import BlackBoxError, PrivauditError
 from ..reducers import Reduction
-from .base import Job, ProgressFn, Runner, plan, run_chunk
+from .base import Job, ProgressFn, Runner, plan, round_sizes, run_chunk
 
 # Ray is imported at the first connection, not with this module: `import ray` costs ~1-2 s,
 # which a CLI run that fails on bad input (or uses the local runner) should not pay.
@@ -334,6 +334,110 @@ class RayRunner(Runner):
                 except Exception:  # already finished or its node is gone
                     pass
             raise
+
+    def iter_rounds(self, jobs: Sequence[Job], seed: int, *, journal: Any = None,
+                    progress: ProgressFn | None = None) -> Iterator[tuple[int, list[Reduction]]]:
+        """Stream rounds (chunk ``r`` of every job) as Ray tasks; see `Runner.iter_rounds`.
+
+        A task runs one or more consecutive rounds (batched, like `run`, to about
+        ``task_seconds``); at most two tasks per CPU are in flight. Rounds are yielded in order,
+        whatever order tasks finish in. Closing the generator cancels the tasks still queued or
+        running (``ray.cancel``) without waiting for them: a sequential audit that has decided
+        does not wait for the slowest worker.
+        """
+        sizes = round_sizes(jobs, self.chunk_runs)
+        seed = int(seed)
+        n_jobs = len(jobs)
+        done: dict[int, list] = {}                # round -> reductions (index by job)
+        todo_rounds: list[int] = []
+        for r, size in enumerate(sizes):
+            got = [journal.get(job, r, size, seed=seed) if journal is not None else None
+                   for job in jobs]
+            if all(g is not None for g in got):
+                done[r] = got
+            else:
+                todo_rounds.append(r)
+        self.stats = {"chunks": len(sizes) * n_jobs, "from_journal": len(done) * n_jobs,
+                      "computed": 0, "tasks": 0, "cancelled": 0, "streamed": True}
+        computed_rounds = set(todo_rounds)
+        totals: list[Reduction | None] = [None] * n_jobs
+        queue = deque(todo_rounds)
+        inflight: dict[Any, list] = {}
+        pending: dict[int, list] = {}             # round -> reductions received so far
+        specs: dict = {}
+        objs: list = []
+        workers = 1
+        sec_per_run: float | None = None
+        if todo_rounds:
+            self.connect()
+            specs, objs = self._put_objects(jobs, set(range(n_jobs)))
+            workers = self.workers()
+        window = 2 * workers
+
+        def submit() -> None:
+            n = 1
+            if sec_per_run is not None:
+                per_round = sec_per_run * sizes[queue[0]] * n_jobs
+                n = int(self.task_seconds / max(per_round, 1e-9))
+            n = max(1, min(n, _MAX_CHUNKS_PER_TASK // max(n_jobs, 1), math.ceil(len(queue) / workers)))
+            rounds = [queue.popleft() for _ in range(min(n, len(queue)))]
+            batch = [(j, r, sizes[r]) for r in rounds for j in range(n_jobs)]
+            slots: dict[Any, int] = {}
+            args: list = []
+
+            def slot(ref: Any) -> int:
+                if ref is None:
+                    return -1
+                if id(ref) not in slots:
+                    slots[id(ref)] = len(args)
+                    args.append(ref)
+                return slots[id(ref)]
+
+            task_specs = [(slot(specs[j][0]), slot(specs[j][1]), slot(specs[j][2]), slot(specs[j][3]),
+                           specs[j][4], specs[j][5]) for j in range(n_jobs)]
+            ref = self._remote.remote(seed, task_specs, batch, *args)
+            inflight[ref] = batch
+            self.stats["tasks"] += 1
+
+        finished = False
+        try:
+            for r in range(len(sizes)):
+                while r not in done:
+                    while queue and len(inflight) < window:
+                        submit()
+                    ready, _ = ray.wait(list(inflight), num_returns=1, timeout=1.0)
+                    for ref in ready:
+                        batch = inflight.pop(ref)
+                        elapsed, reds = self._fetch(ref, batch, jobs)
+                        runs = sum(size for _, _, size in batch)
+                        rate = elapsed / max(runs, 1)
+                        sec_per_run = rate if sec_per_run is None else 0.7 * sec_per_run + 0.3 * rate
+                        for (j, rr, size), red in zip(batch, reds):
+                            if journal is not None:
+                                journal.put(jobs[j], rr, size, red, seed=seed)
+                            pending.setdefault(rr, [None] * n_jobs)[j] = red
+                            self.stats["computed"] += 1
+                            if progress is not None:
+                                progress(size)
+                        for rr in {rr for _, rr, _ in batch}:
+                            if all(x is not None for x in pending[rr]):
+                                done[rr] = pending.pop(rr)
+                for j, red in enumerate(done.pop(r)):
+                    totals[j] = red if totals[j] is None else totals[j] + red
+                    if progress is not None and r not in computed_rounds:
+                        progress(sizes[r])
+                yield r, list(totals)  # type: ignore[arg-type]
+            finished = True
+        finally:
+            if not finished:
+                # Stopped early (the generator was closed) or failed: cancel what is queued or
+                # running; Ray drops their results. Journaled chunks stay valid.
+                for ref in inflight:
+                    try:
+                        ray.cancel(ref, force=False)
+                        self.stats["cancelled"] += 1
+                    except Exception:  # already finished or its node is gone
+                        pass
 
     def _put_objects(self, jobs: Sequence[Job], needed: set[int]) -> tuple[dict, list]:
         """ray.put each distinct black box, input, queries array and reducer once."""

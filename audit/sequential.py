@@ -1,0 +1,430 @@
+"""Anytime-valid confirmation: confidence sequences for the two probabilities of an event.
+
+A fixed-n Clopper–Pearson bound is valid only at the one sample size fixed in advance: looking at
+the counts after every chunk and stopping when they look good inflates the false-alarm rate. A
+*confidence sequence* (CS) is a sequence of intervals ``C_t`` with ``P[exists t: p not in C_t] <=
+alpha``, so an audit may peek after every chunk and stop whenever it likes.
+
+The confidence sequence
+-----------------------
+Robbins' beta-binomial mixture (H. Robbins, "Statistical methods related to the law of the
+iterated logarithm", Ann. Math. Statist. 41 (1970); the modern treatment is S. R. Howard,
+A. Ramdas, J. McAuliffe and J. Sekhon, "Time-uniform, nonparametric, nonasymptotic confidence
+sequences", Ann. Statist. 49 (2021), whose conjugate-mixture section includes this
+beta-binomial mixture). For a candidate value ``p0`` and ``k`` events in ``t`` Bernoulli runs, the
+likelihood ratio of ``theta`` against ``p0``, mixed over a prior ``theta ~ Beta(c p0, c (1 - p0))``,
+
+    M_t(p0) = B(c p0 + k, c (1 - p0) + t - k) / B(c p0, c (1 - p0)) / (p0^k (1 - p0)^(t - k)),
+
+is a non-negative martingale with ``M_0 = 1`` when ``p = p0``. By Ville's inequality
+``P[exists t: M_t(p0) >= 1/alpha] <= alpha``, so ``C_t = {p0 : M_t(p0) < 1/alpha}`` is a
+two-sided CS at level ``alpha``. ``M_t`` is computed with `scipy.special.betaln`; ``C_t`` always
+contains the empirical rate (there ``M_t <= 1``) and its two ends are found by bisection on the
+logit scale (relative precision for rare events, which carry the large epsilons). A finite
+mixture of such martingales with weights summing to 1 is again one; `DEFAULT_HORIZONS` mixes
+three concentrations ``c``, tuned to be tightest at 1/256, 1/16 and all of the budget, so the
+bounds are good both early (where planted bugs are caught) and at the end (the price in tightness
+when an audit runs to the end is a few per cent of the Clopper–Pearson width; see README).
+
+From two CS to an anytime-valid epsilon
+---------------------------------------
+As in the fixed-n path (`audit.stats`), each confirmed test (pair, event, direction) has two
+probabilities, ``p = P[A(S) in E]`` and ``q = P[A(S') in E]``; each gets a two-sided CS at level
+``(1 - confidence) / (2 tests)`` (Bonferroni over both probabilities of every test). On the event
+that every CS covers at every time (probability >= confidence), at *every* time t
+``epsilon >= ln((p_lo(t) - delta) / q_hi(t))`` and ``delta >= p_lo(t) - e^epsilon q_hi(t)``: the
+bounds hold at whatever data-dependent time the audit stops. Running intersections (the largest
+lower and the smallest upper end so far) are CS too, so the bounds never move backwards.
+
+Stopping rule
+-------------
+After every round (one chunk of every job, taken in chunk order whatever order a cluster returns
+them in, so a seed fixes the stopping point on every runner and after a resume), stop at the first
+of:
+
+* ``violation``: some test has ``p_lo > e^epsilon q_hi + delta`` — certified at the confidence;
+* ``futility``: for every test, even with the rates at the favourable ends of their CS (``p`` at
+  its upper end, ``q`` at its lower end), the bound the CS would give after the whole budget does
+  not exceed the claim: the claim cannot be shown violated within the remaining budget, a PASS that
+  says so. Stopping for futility can only lower the false-alarm rate;
+* ``budget``: the confirmation budget is spent.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+from scipy.special import betaln
+
+from . import stats
+from .errors import PrivauditError
+from .events import Candidate
+from .reducers import EventCounter
+from .result import BoundTest
+from .runners.base import Job, Runner, resolve_chunk_runs
+from .types import Claim
+
+RULE = "beta-binomial mixture confidence sequence (Robbins 1970; Howard et al. 2021)"
+# Fractions of the budget at which the mixture components are tightest, and their weights.
+DEFAULT_HORIZONS: tuple[tuple[float, float], ...] = ((1 / 256, 0.25), (1 / 16, 0.25), (1.0, 0.5))
+# Peeks per budget: chunks are cut so that a full run takes about this many rounds.
+TARGET_ROUNDS = 256
+MIN_CHUNK_RUNS = 1024
+PATH_POINTS = 200            # at most this many points of the bound's path are recorded
+_LOGIT_MAX = 700.0           # bisection bracket on the logit scale (p down to ~1e-304)
+_ITERATIONS = 200           # at most; stops when every bracket is narrower than _TOL
+_TOL = 1e-10                # bracket width on the logit scale (relative precision of p)
+_NEAR = 60.0                # first bracket: within e^60 of the empirical odds
+
+
+# ---------------------------------------------------------------------------------------------
+# the mixture martingale and its confidence sequence
+# ---------------------------------------------------------------------------------------------
+def concentration(horizon: float, alpha: float) -> float:
+    """Prior concentration ``c`` making the mixture tightest near `horizon` runs.
+
+    The Beta prior has variance ``p0 (1 - p0) / (c + 1)``; matching it to the squared width
+    ``2 ln(1/alpha) p0 (1 - p0) / horizon`` of the deviations to be detected there gives
+    ``c + 1 = horizon / (2 ln(1/alpha))`` (Howard et al.'s tuning of a conjugate mixture to an
+    intrinsic time, for the Bernoulli case).
+    """
+    return max(1.0, float(horizon) / (2.0 * math.log(1.0 / alpha)) - 1.0)
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def log_mixture(k, t, p0, c) -> np.ndarray:
+    """``ln M_t(p0)`` of one beta-binomial mixture with prior ``Beta(c p0, c (1 - p0))``."""
+    k, t, p0, c = (np.asarray(v, dtype=np.float64) for v in (k, t, p0, c))
+    a, b = c * p0, c * (1.0 - p0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (betaln(a + k, b + t - k) - betaln(a, b) - k * np.log(p0)
+                - (t - k) * np.log1p(-p0))
+
+
+def _log_m_logit(k, t, x, components) -> np.ndarray:
+    """ln of the weighted mixture of martingales at logit(p0) = x.
+
+    p0 and 1 - p0 are both taken from the logit (no cancellation at either end); the components
+    are broadcast along a first axis, so each call is two `betaln` evaluations."""
+    comp = np.asarray(components, dtype=np.float64)
+    lw, c = np.log(comp[:, :1]), comp[:, 1:]
+    p0, q0 = _expit(x), _expit(-x)
+    a, b = c * p0, c * q0
+    terms = lw + betaln(a + k, b + (t - k)) - betaln(a, b)
+    mixed = np.logaddexp.reduce(terms, axis=0) if len(comp) > 1 else terms[0]
+    return mixed + k * np.logaddexp(0.0, -x) + (t - k) * np.logaddexp(0.0, x)
+
+
+def components_for(budget: int, alpha: float,
+                   horizons: Sequence[tuple[float, float]] = DEFAULT_HORIZONS) -> tuple:
+    """The (weight, concentration) pairs of the mixture for a budget of `budget` runs."""
+    total = sum(w for _, w in horizons)
+    if not horizons or abs(total - 1.0) > 1e-9 or any(w <= 0 for _, w in horizons):
+        raise PrivauditError("mixture weights must be positive and sum to 1")
+    return tuple((w, concentration(max(1.0, f * budget), alpha)) for f, w in horizons)
+
+
+def _lower_logit(k, t, components, threshold: float) -> np.ndarray:
+    """Logit of the lower end of ``{p0 : ln M_t(p0) < threshold}`` (``-inf``-like at k = 0).
+
+    ln M_t is below the threshold at the empirical rate and grows monotonically away from it
+    (checked numerically in the tests); bisection keeps the crossing bracketed and returns the
+    outer end of the bracket, so the CS is never made narrower than it is. The upper end follows
+    by symmetry: the prior ``Beta(c p0, c (1 - p0))`` and the likelihood are symmetric under
+    ``(p0, k) -> (1 - p0, t - k)``, so ``logit(upper(k, t)) = -logit(lower(t - k, t))``.
+    """
+    shape = np.broadcast_shapes(np.shape(k), np.shape(t))
+    k, t = (np.broadcast_to(np.asarray(v, dtype=np.float64), shape).ravel() for v in (k, t))
+    with np.errstate(all="ignore"):   # entries with k = 0 or t = 0 are replaced at the end
+        safe_t = np.maximum(t, 1.0)
+        phat = np.clip(k / safe_t, 1e-300, 1.0 - 1e-16)
+        inner = np.log(phat) - np.log1p(-phat)
+        f_in = _log_m_logit(k, safe_t, inner, components) - threshold      # < 0 (M <= 1 there)
+        # first bracket: a few normal-approximation widths out, else e^60, else the edge
+        se = 1.0 / np.sqrt(np.maximum(safe_t * phat * (1.0 - phat), 1e-300))
+        outer = inner - np.minimum(_NEAR, 2.0 * math.sqrt(2.0 * threshold + 8.0) * se)
+        f_out = _log_m_logit(k, safe_t, outer, components) - threshold
+        for edge in (inner - _NEAR, np.full_like(inner, -_LOGIT_MAX)):
+            low = ~(f_out >= 0)
+            if not low.any():
+                break
+            outer = np.where(low, edge, outer)
+            f_out = np.where(low, _log_m_logit(k, safe_t, outer, components) - threshold, f_out)
+        # Illinois regula falsi keeps [outer, inner] bracketing the crossing; bisection steps
+        # take over where it stalls. The outer end (rejected side) is returned.
+        side = np.zeros_like(inner)
+        for it in range(_ITERATIONS):
+            act = np.flatnonzero(np.abs(inner - outer) > _TOL)   # only unfinished brackets
+            if act.size == 0:
+                break
+            xi, xo, fi, fo, sd = inner[act], outer[act], f_in[act], f_out[act], side[act]
+            half = 0.5 * (xi + xo)
+            if it % 4 == 3:
+                mid = half
+            else:
+                denom = fo - fi
+                mid = np.where(np.isfinite(denom) & (denom > 0), xo - fo * (xo - xi) / denom, half)
+                mid = np.where((mid - xo) * (mid - xi) < 0, mid, half)
+            fm = _log_m_logit(k[act], safe_t[act], mid, components) - threshold
+            rej = fm >= 0
+            # Illinois: halve the retained end's value when the same end is kept twice in a row
+            fi = np.where(rej & (sd == 1), 0.5 * fi, fi)
+            fo = np.where(~rej & (sd == -1), 0.5 * fo, fo)
+            inner[act], f_in[act] = np.where(rej, xi, mid), np.where(rej, fi, fm)
+            outer[act], f_out[act] = np.where(rej, mid, xo), np.where(rej, fm, fo)
+            side[act] = np.where(rej, 1.0, -1.0)
+    return np.where((k <= 0) | (t <= 0), -np.inf, outer).reshape(shape)
+
+
+def _check(alpha: float) -> float:
+    if not 0.0 < alpha < 1.0:
+        raise PrivauditError(f"error level alpha must be in (0, 1), got {alpha}")
+    return math.log(1.0 / alpha)
+
+
+def cs_ends(k_lower, k_upper, t, alpha: float, components) -> tuple[np.ndarray, np.ndarray]:
+    """Lower ends at counts `k_lower` and upper ends at counts `k_upper` (both out of `t`), in
+    one vectorised pass."""
+    thr = _check(alpha)
+    kl, ku, t = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (k_lower, k_upper, t)))
+    x = _lower_logit(np.concatenate([kl.ravel(), (t - ku).ravel()]),
+                     np.concatenate([t.ravel(), t.ravel()]), components, thr)
+    with np.errstate(over="ignore"):  # expit of -inf/inf is exactly 0/1
+        lo = _expit(x[:kl.size]).reshape(kl.shape)
+        hi = _expit(-x[kl.size:]).reshape(kl.shape)
+    return lo, hi
+
+
+def cs_lower(k, t, alpha: float, components) -> np.ndarray:
+    """Lower end of the confidence sequence ``{p0 : M_t(p0) < 1/alpha}`` at counts (k, t).
+
+    Vectorised over arrays (``0 <= k <= t``; k may be fractional, for planning); 0 at k = 0.
+    """
+    k, t = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(t, dtype=np.float64))
+    with np.errstate(over="ignore"):
+        return _expit(_lower_logit(k, t, components, _check(alpha)))
+
+
+def cs_upper(k, t, alpha: float, components) -> np.ndarray:
+    """Upper end of the confidence sequence (1 at k = t); see `cs_lower`."""
+    k, t = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(t, dtype=np.float64))
+    with np.errstate(over="ignore"):
+        return _expit(-_lower_logit(t - k, t, components, _check(alpha)))
+
+
+def cs_bounds(k, t, alpha: float, components) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided confidence sequence at level `alpha`: ``(cs_lower, cs_upper)``."""
+    return cs_ends(k, k, t, alpha, components)
+
+
+# ---------------------------------------------------------------------------------------------
+# the sequential test of a set of confirmed candidates
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class SequentialState:
+    """Counts and running-intersection bounds of every confirmed test, updated after each round.
+
+    Tests are the rows; ``kp, np_, kq, nq`` their counts; ``p_lo, q_hi`` (violation side) and
+    ``p_hi, q_lo`` (futility side) the running intersections of the CS at level `alpha` each.
+    """
+
+    claim: Claim
+    budget: int
+    alpha: float
+    components: tuple
+    kp: np.ndarray
+    np_: np.ndarray
+    kq: np.ndarray
+    nq: np.ndarray
+    p_lo: np.ndarray = field(init=False)
+    q_hi: np.ndarray = field(init=False)
+    p_hi: np.ndarray = field(init=False)
+    q_lo: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        m = len(self.kp)
+        self.p_lo, self.q_lo = np.zeros(m), np.zeros(m)
+        self.p_hi, self.q_hi = np.ones(m), np.ones(m)
+
+    @classmethod
+    def start(cls, claim: Claim, tests: int, budget: int, confidence: float,
+              horizons: Sequence[tuple[float, float]] = DEFAULT_HORIZONS) -> "SequentialState":
+        alpha = stats.per_bound_alpha(confidence, tests)
+        z = np.zeros(tests)
+        return cls(claim, int(budget), alpha, components_for(budget, alpha, horizons),
+                   z.copy(), z.copy(), z.copy(), z.copy())
+
+    def update(self, kp, np_, kq, nq) -> None:
+        """Take the cumulative counts after a round and intersect the bounds with the new CS."""
+        self.kp, self.np_ = np.asarray(kp, dtype=np.float64), np.asarray(np_, dtype=np.float64)
+        self.kq, self.nq = np.asarray(kq, dtype=np.float64), np.asarray(nq, dtype=np.float64)
+        m = len(self.kp)
+        lo, hi = cs_ends(np.concatenate([self.kp, self.kq]), np.concatenate([self.kp, self.kq]),
+                         np.concatenate([self.np_, self.nq]), self.alpha, self.components)
+        plo, qlo, phi, qhi = lo[:m], lo[m:], hi[:m], hi[m:]
+        self.p_lo, self.p_hi = np.maximum(self.p_lo, plo), np.minimum(self.p_hi, phi)
+        self.q_lo, self.q_hi = np.maximum(self.q_lo, qlo), np.minimum(self.q_hi, qhi)
+
+    def epsilon_lower(self) -> np.ndarray:
+        return stats.epsilon_lower(self.p_lo, self.q_hi, self.claim.delta)
+
+    def delta_lower(self) -> np.ndarray:
+        return stats.delta_lower(self.p_lo, self.q_hi, self.claim.epsilon)
+
+    def epsilon_upper(self) -> np.ndarray:
+        """Upper confidence bound on each test event's privacy loss ``ln((p - delta)/q)``."""
+        num = self.p_hi - self.claim.delta
+        with np.errstate(divide="ignore", invalid="ignore"):
+            e = np.log(num / self.q_lo)
+        return np.where(num <= 0, 0.0, np.where(self.q_lo > 0, np.maximum(e, 0.0), np.inf))
+
+    def violated(self) -> np.ndarray:
+        return self.p_lo > math.exp(self.claim.epsilon) * self.q_hi + self.claim.delta
+
+    def futile(self) -> bool:
+        """True when no test can show a violation within the budget (see the module notes).
+
+        The most favourable rates the CS allow (p at its upper end, q at its lower end) are taken
+        as the final empirical rates after the whole budget, and the CS bounds at that point are
+        checked against the claim.
+        """
+        n = float(self.budget)
+        if np.any(self.np_ >= n) or np.any(self.nq >= n):
+            return False   # the budget itself decides
+        plo, qhi = cs_ends(self.p_hi * n, self.q_lo * n, n, self.alpha, self.components)
+        return bool(np.all(plo <= math.exp(self.claim.epsilon) * qhi + self.claim.delta))
+
+    def decide(self) -> str | None:
+        """'violation', 'futility', 'budget' or None (go on)."""
+        if np.any(self.violated()):
+            return "violation"
+        if np.all(self.np_ >= self.budget) and np.all(self.nq >= self.budget):
+            return "budget"
+        if self.futile():
+            return "futility"
+        return None
+
+
+def max_certifiable_epsilon(budget: int, confidence: float, tests: int, delta: float = 0.0,
+                            horizons: Sequence[tuple[float, float]] = DEFAULT_HORIZONS) -> float:
+    """The largest anytime-valid epsilon bound `budget` runs per side can give (n of n vs 0 of n)."""
+    alpha = stats.per_bound_alpha(confidence, tests)
+    comps = components_for(budget, alpha, horizons)
+    lo = cs_lower(budget, budget, alpha, comps)
+    hi = cs_upper(0, budget, alpha, comps)
+    return float(stats.epsilon_lower(lo, hi, delta))
+
+
+def sequential_chunk_runs(job: Job, runner_chunk_runs: int | None, budget: int) -> int:
+    """Chunk size of a sequential confirmation: small enough for about `TARGET_ROUNDS` peeks.
+
+    Depends only on the budget, the runner's configured ``chunk_runs`` and the black box's hint
+    (never on the kind of runner), so every runner cuts the same rounds.
+    """
+    base = resolve_chunk_runs(job, runner_chunk_runs)
+    return max(1, min(base, max(MIN_CHUNK_RUNS, math.ceil(budget / TARGET_ROUNDS))))
+
+
+def _thin(path: list[dict], limit: int = PATH_POINTS) -> list[dict]:
+    if len(path) <= limit:
+        return path
+    idx = np.unique(np.round(np.linspace(0, len(path) - 1, limit)).astype(int))
+    return [path[i] for i in idx]
+
+
+def confirm_sequential(blackbox: Any, pairs: Sequence[Any], chosen: Sequence[Candidate], *,
+                       claim: Claim, confirm_runs: int, confidence: float, seed: int,
+                       runner: Runner, phase: int, journal: Any = None,
+                       progress: Any = None) -> tuple[list[BoundTest], dict]:
+    """Count the chosen events round by round and stop as soon as the evidence is enough.
+
+    Parameters as for `audit.auditor.confirm`; `phase` is the first element of the job keys.
+
+    Returns
+    -------
+    (tests, info)
+        One `BoundTest` per candidate (counts so far, anytime-valid bounds), and the ``sequential``
+        record of the result: rule, stopping reason, runs spent per side, the bound's path.
+    """
+    by_pair: dict[int, list[int]] = {}
+    for k, c in enumerate(chosen):
+        by_pair.setdefault(c.pair_index, []).append(k)
+    order = sorted(by_pair)
+    jobs: list[Job] = []
+    for i in order:
+        events = tuple(chosen[k].event for k in by_pair[i])
+        p = pairs[i]
+        for s, inp in enumerate((p.a, p.b)):
+            job = Job(blackbox, inp, confirm_runs, EventCounter(events), (phase, i, s), p.queries)
+            size = sequential_chunk_runs(job, getattr(runner, "chunk_runs", None), confirm_runs)
+            jobs.append(Job(blackbox, inp, confirm_runs, job.reducer, job.key, p.queries, size))
+    state = SequentialState.start(claim, len(chosen), confirm_runs, confidence)
+    # which job/event column holds each candidate's p side and q side
+    where = [None] * len(chosen)
+    for j, i in enumerate(order):
+        for e, k in enumerate(by_pair[i]):
+            a, b = 2 * j, 2 * j + 1
+            where[k] = (a, b, e) if chosen[k].direction == "a>b" else (b, a, e)
+    path: list[dict] = []
+    reason, rounds = "budget", 0
+    rounds_iter = runner.iter_rounds(jobs, seed, journal=journal, progress=progress)
+    try:
+        for _, reds in rounds_iter:
+            rounds += 1
+            kp = np.array([reds[a].counts[e] for a, _, e in where], dtype=np.float64)
+            kq = np.array([reds[b].counts[e] for _, b, e in where], dtype=np.float64)
+            np_ = np.array([reds[a].runs for a, _, _ in where], dtype=np.float64)
+            nq = np.array([reds[b].runs for _, b, _ in where], dtype=np.float64)
+            state.update(kp, np_, kq, nq)
+            eps_lo, eps_hi = state.epsilon_lower(), state.epsilon_upper()
+            best = int(np.argmax(eps_lo))
+            path.append({"runs": int(state.np_[best]), "epsilon_lower": float(eps_lo[best]),
+                         "epsilon_upper": float(np.max(eps_hi)),
+                         "delta_lower": float(np.max(state.delta_lower()))})
+            decision = state.decide()
+            if decision is not None:
+                reason = decision
+                break
+    finally:
+        rounds_iter.close()      # a Ray runner cancels what is still queued
+    eps_lo, delta_lo = state.epsilon_lower(), state.delta_lower()
+    tests: list[BoundTest] = []
+    for k, c in enumerate(chosen):
+        tests.append(BoundTest(
+            pair_index=c.pair_index, direction=c.direction, event=c.event.to_dict(),
+            event_text=c.event.describe(), k_p=int(state.kp[k]), n_p=int(state.np_[k]),
+            k_q=int(state.kq[k]), n_q=int(state.nq[k]), p_lo=float(state.p_lo[k]),
+            q_hi=float(state.q_hi[k]), epsilon_lower=float(eps_lo[k]),
+            delta_lower=float(delta_lo[k]), expected_epsilon=c.expected_epsilon,
+            query_indices=None if c.query_indices is None else list(c.query_indices)))
+    runs_per_side = int(max(state.np_.max(initial=0), state.nq.max(initial=0)))
+    info = {
+        "rule": RULE,
+        "anytime_valid": True,
+        "stopped": reason,
+        "runs_per_side": runs_per_side,
+        "budget_per_side": int(confirm_runs),
+        "rounds": rounds,
+        "chunk_runs": int(jobs[0].chunk_runs) if jobs else 0,
+        "alpha_per_sequence": state.alpha,
+        "horizons": [list(h) for h in DEFAULT_HORIZONS],
+        "path": _thin(path),
+    }
+    return tests, info
+
+
+STOP_REASONS = {
+    "violation": "a violation was certified",
+    "futility": "the claim cannot be shown violated within the remaining budget",
+    "budget": "the confirmation budget was spent",
+}
+
+__all__ = ["cs_bounds", "cs_ends", "cs_lower", "cs_upper", "log_mixture", "concentration", "components_for", "SequentialState",
+           "confirm_sequential", "max_certifiable_epsilon", "sequential_chunk_runs", "RULE",
+           "STOP_REASONS", "DEFAULT_HORIZONS"]
