@@ -25,6 +25,8 @@ from audit.errors import PrivauditError
 from audit.neighbours import InputDistance
 from audit.types import Claim
 
+from ..common.sampling import em_log_weights
+from ..common.variants import Row, describe, row_of
 from ..registry import register
 
 
@@ -49,6 +51,59 @@ def _as_vector(inp, name: str) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
+# The variants of each mechanism: one row per variant (algorithms/common/variants.py), the
+# constant a planted bug changes written as a field whose default is the published value.
+@dataclass(frozen=True)
+class RRRow(Row):
+    eps_factor: float = 1.0       # runs with eps_factor * eps while claiming eps
+    debug_leak: bool = False      # a debug path releases 2 + bit in a fraction flaw_rate of runs
+
+
+RR_TABLE = {
+    "correct": RRRow("keeps the bit with probability e^eps/(1+e^eps)"),
+    "bv-rr-eps": RRRow("mis-stated epsilon: actually runs with 2*eps", eps_factor=2.0),
+    "bv-rr-det": RRRow("debug path reveals the bit in a fraction flaw_rate of runs", debug_leak=True),
+}
+
+
+@dataclass(frozen=True)
+class LaplaceRow(Row):
+    scale_divisor: float = 1.0    # noise scale sensitivity / (epsilon * scale_divisor)
+    clamp_hi: float = 1.0         # records clamped to [0, clamp_hi]
+
+
+LAPLACE_TABLE = {
+    "correct": LaplaceRow("noise scale sensitivity/epsilon"),
+    "bv-laplace-scale": LaplaceRow("noise scale halved (true loss 2*eps)", scale_divisor=2.0),
+    "bv-laplace-sensitivity": LaplaceRow("records clamped to [0,2] but noise calibrated to 1",
+                                         clamp_hi=2.0),
+}
+
+
+@dataclass(frozen=True)
+class GaussRow(Row):
+    sigma_divisor: float = 1.0    # sigma of DR14 Thm A.1 divided by this
+
+
+GAUSS_TABLE = {
+    "correct": GaussRow("sigma from DR14 Thm A.1"),
+    "bv-gauss-sigma": GaussRow("sigma divided by 4", sigma_divisor=4.0),
+}
+
+
+@dataclass(frozen=True)
+class EMRow(Row):
+    divisor: float = 2.0          # weights exp(eps u / (divisor sensitivity))
+    argmax: bool = False          # argmax u instead of sampling
+
+
+EM_TABLE = {
+    "correct": EMRow("weights exp(eps u / (2 sensitivity))"),
+    "bv-em-half": EMRow("weights exp(eps u / sensitivity): the 1/2 is missing", divisor=1.0),
+    "bv-em-argmax": EMRow("argmax instead of sampling (deterministic)", argmax=True),
+}
+
+
 @dataclass
 class RandomizedResponse:
     """Randomized response [W65]: report the input bit with probability e^eps / (1 + e^eps).
@@ -56,13 +111,8 @@ class RandomizedResponse:
     Claim: epsilon-DP (pure) for one record (replace-one: the bit changes), model scope.
     Input: an array holding one bit; output: (runs,) int8 bits.
 
-    Variants
-    --------
-    correct
-    bv-rr-eps : keeps the bit with probability e^(2 eps)/(1+e^(2 eps)) while claiming eps
-        (a mis-stated epsilon: the true loss is 2 eps).
-    bv-rr-det : reports the bit itself with probability 1 in 1 run out of ``1/flaw_rate``
-        (a "debug path" that leaks the input; infinite loss, small probability).
+    Variants: the rows of `RR_TABLE` (a mis-stated epsilon; a debug path that leaks the bit in
+    one run out of ``1/flaw_rate``: infinite loss, small probability).
     """
 
     epsilon: float = 1.0
@@ -75,7 +125,8 @@ class RandomizedResponse:
         self.epsilon = _check_epsilon(self.epsilon)
         self.claim = Claim(self.epsilon, 0.0, "replace-one", "model")
         self.input_distance = InputDistance("hamming", 1)   # one record (the bit) changes
-        true_eps = 2 * self.epsilon if self.variant == "bv-rr-eps" else self.epsilon
+        self.row = row_of(RR_TABLE, self.variant, self.name)
+        true_eps = self.row.eps_factor * self.epsilon
         self.p_keep = math.exp(true_eps) / (1.0 + math.exp(true_eps))
 
     def sample(self, inp, runs: int, rng: np.random.Generator) -> np.ndarray:
@@ -85,7 +136,7 @@ class RandomizedResponse:
         bit = np.int8(v[0])
         flip = rng.random(runs) >= self.p_keep
         out = np.bitwise_xor(bit, flip.view(np.int8))
-        if self.variant == "bv-rr-det":
+        if self.row.debug_leak:
             # the leak: a run that takes the debug path outputs 2 + bit, a code that exists
             # only under one input
             leak = rng.random(runs) < self.flaw_rate
@@ -95,7 +146,7 @@ class RandomizedResponse:
     def exact(self, inp) -> dict:
         """Exact output distribution {code: probability}."""
         bit = int(np.asarray(inp).reshape(-1)[0])
-        leak = self.flaw_rate if self.variant == "bv-rr-det" else 0.0
+        leak = self.flaw_rate if self.row.debug_leak else 0.0
         return {bit: (1 - leak) * self.p_keep, 1 - bit: (1 - leak) * (1 - self.p_keep),
                 **({2 + bit: leak} if leak else {})}
 
@@ -103,9 +154,7 @@ class RandomizedResponse:
 @register("dp-rr", kind="mechanism", paper="Warner (1965); Dwork & Roth (2014)",
           section="DR14 Sec. 3.2 (randomized response)",
           summary="randomized response on one bit; epsilon-DP",
-          variants={"correct": "keeps the bit with probability e^eps/(1+e^eps)",
-                    "bv-rr-eps": "mis-stated epsilon: actually runs with 2*eps",
-                    "bv-rr-det": "debug path reveals the bit in a fraction flaw_rate of runs"})
+          variants=describe(RR_TABLE))
 def randomized_response(epsilon: float = 1.0, variant: str = "correct",
                         flaw_rate: float = 0.01) -> RandomizedResponse:
     return RandomizedResponse(epsilon=epsilon, variant=variant, flaw_rate=flaw_rate)
@@ -119,10 +168,8 @@ class LaplaceMechanism:
     Output ``sum(inp) + Lap(sensitivity / epsilon)``. Claim: epsilon-DP, replace-one, model scope
     (changing one record moves the sum by at most `sensitivity` = 1).
 
-    Variants
-    --------
-    bv-laplace-scale : noise scale ``sensitivity / (2 epsilon)`` (half the noise; true loss 2 eps).
-    bv-laplace-sensitivity : clamps records to [0, 2] but still calibrates to sensitivity 1.
+    Variants: the rows of `LAPLACE_TABLE` (half the noise, true loss 2 eps; records clamped to
+    [0, 2] while the noise is still calibrated to sensitivity 1).
     """
 
     epsilon: float = 1.0
@@ -136,25 +183,21 @@ class LaplaceMechanism:
         self.sensitivity = _check_epsilon(self.sensitivity, "sensitivity")
         self.claim = Claim(self.epsilon, 0.0, "replace-one", "model")
         self.input_distance = InputDistance("hamming", 1)   # one record replaced
-        self.scale = self.sensitivity / self.epsilon
-        if self.variant == "bv-laplace-scale":
-            self.scale /= 2.0
-        if self.variant == "bv-laplace-sensitivity":
-            self.pairs = [(np.array([0.0]), np.array([2.0]))]
+        self.row = row_of(LAPLACE_TABLE, self.variant, self.name)
+        self.scale = self.sensitivity / self.epsilon / self.row.scale_divisor
+        if self.row.clamp_hi != 1.0:          # the design: records at both ends of the clamp
+            self.pairs = [(np.array([0.0]), np.array([self.row.clamp_hi]))]
 
     def sample(self, inp, runs: int, rng: np.random.Generator) -> np.ndarray:
         v = _as_vector(inp, self.name)
-        hi = 2.0 if self.variant == "bv-laplace-sensitivity" else 1.0
-        value = np.clip(v, 0.0, hi).sum()
+        value = np.clip(v, 0.0, self.row.clamp_hi).sum()
         return value + rng.laplace(0.0, self.scale, size=runs)
 
 
 @register("dp-laplace", kind="mechanism", paper="Dwork, McSherry, Nissim & Smith (2006)",
           section="DR14 Thm 3.6 (Laplace mechanism)",
           summary="sum query of records in [0,1] plus Laplace(1/eps) noise; epsilon-DP",
-          variants={"correct": "noise scale sensitivity/epsilon",
-                    "bv-laplace-scale": "noise scale halved (true loss 2*eps)",
-                    "bv-laplace-sensitivity": "records clamped to [0,2] but noise calibrated to 1"})
+          variants=describe(LAPLACE_TABLE))
 def laplace(epsilon: float = 1.0, sensitivity: float = 1.0, variant: str = "correct") -> LaplaceMechanism:
     return LaplaceMechanism(epsilon=epsilon, sensitivity=sensitivity, variant=variant)
 
@@ -167,9 +210,8 @@ class GaussianMechanism:
     Output ``sum(inp) + N(0, sigma^2)`` with ``sigma = sensitivity sqrt(2 ln(1.25/delta)) / eps``.
     Claim: (epsilon, delta)-DP for epsilon < 1, replace-one, model scope.
 
-    Variants
-    --------
-    bv-gauss-sigma : sigma divided by 4 (the classic "forgot the square root" magnitude slip).
+    Variants: the rows of `GAUSS_TABLE` (sigma divided by 4, the classic "forgot the square
+    root" magnitude slip).
     """
 
     epsilon: float = 0.5
@@ -188,9 +230,9 @@ class GaussianMechanism:
                                  f"got {self.epsilon}")
         self.claim = Claim(self.epsilon, float(self.delta), "replace-one", "model")
         self.input_distance = InputDistance("hamming", 1)   # one record replaced
-        self.sigma = self.sensitivity * math.sqrt(2 * math.log(1.25 / self.delta)) / self.epsilon
-        if self.variant == "bv-gauss-sigma":
-            self.sigma /= 4.0
+        self.row = row_of(GAUSS_TABLE, self.variant, self.name)
+        self.sigma = (self.sensitivity * math.sqrt(2 * math.log(1.25 / self.delta)) / self.epsilon
+                      / self.row.sigma_divisor)
 
     def sample(self, inp, runs: int, rng: np.random.Generator) -> np.ndarray:
         v = _as_vector(inp, self.name)
@@ -200,8 +242,7 @@ class GaussianMechanism:
 @register("dp-gaussian", kind="mechanism", paper="Dwork & Roth (2014)",
           section="DR14 Thm A.1 (Gaussian mechanism)",
           summary="sum query plus N(0, sigma^2), sigma = sqrt(2 ln(1.25/delta))/eps; (eps, delta)-DP",
-          variants={"correct": "sigma from DR14 Thm A.1",
-                    "bv-gauss-sigma": "sigma divided by 4"})
+          variants=describe(GAUSS_TABLE))
 def gaussian(epsilon: float = 0.5, delta: float = 1e-5, sensitivity: float = 1.0,
              variant: str = "correct") -> GaussianMechanism:
     return GaussianMechanism(epsilon=epsilon, delta=delta, sensitivity=sensitivity, variant=variant)
@@ -218,14 +259,6 @@ def em_worst_pair(k: int) -> tuple[np.ndarray, np.ndarray]:
     return u, u2
 
 
-def exponential_log_weights(utilities: np.ndarray, epsilon: float, sensitivity: float,
-                            variant: str = "correct") -> np.ndarray:
-    """Log-weights ``eps u / (2 Delta)`` of the exponential mechanism, max subtracted [MT07]."""
-    factor = epsilon / sensitivity if variant == "bv-em-half" else epsilon / (2.0 * sensitivity)
-    logits = factor * np.asarray(utilities, dtype=np.float64)
-    return logits - logits.max()
-
-
 @dataclass
 class ExponentialMechanism:
     """Exponential mechanism [MT07; DR14 Thm 3.10] over k candidates with given utilities.
@@ -235,10 +268,12 @@ class ExponentialMechanism:
     ``exp(eps u_r / (2 sensitivity))``, sampled by Gumbel-max in float64 with the max subtracted.
     Claim: epsilon-DP, replace-one, model scope.
 
-    Variants
-    --------
-    bv-em-half : ``exp(eps u / sensitivity)``, the missing 1/2 (true loss up to 2 eps).
-    bv-em-argmax : returns argmax u (ties to the lowest index): deterministic, infinite loss.
+    The log-weights are `algorithms.common.sampling.em_log_weights`; the draw stays Gumbel-max
+    (one Gumbel per run and candidate), not the inverse-CDF `em_sample` of the learners: the two
+    samplers consume the generator differently, so merging them would change every seeded draw.
+
+    Variants: the rows of `EM_TABLE` (the missing 1/2, true loss up to 2 eps; argmax instead of
+    sampling, ties to the lowest index: deterministic, infinite loss).
     """
 
     epsilon: float = 1.0
@@ -253,6 +288,7 @@ class ExponentialMechanism:
         if int(self.k) < 2:
             raise PrivauditError(f"{self.name}: k must be >= 2, got {self.k}")
         self.k = int(self.k)
+        self.row = row_of(EM_TABLE, self.variant, self.name)
         self.claim = Claim(self.epsilon, 0.0, "replace-one", "model")
         # neighbouring inputs move every score by at most the sensitivity
         self.input_distance = InputDistance("linf", float(self.sensitivity))
@@ -261,18 +297,18 @@ class ExponentialMechanism:
             self.pairs = [(u * float(self.sensitivity), u2 * float(self.sensitivity))]
 
     def probabilities(self, inp) -> np.ndarray:
-        w = np.exp(exponential_log_weights(_as_vector(inp, self.name), self.epsilon,
-                                           self.sensitivity, self.variant))
-        if self.variant == "bv-em-argmax":
+        w = np.exp(em_log_weights(_as_vector(inp, self.name), self.epsilon, self.sensitivity,
+                                  self.row.divisor))
+        if self.row.argmax:
             w = np.zeros_like(w)
             w[int(np.argmax(_as_vector(inp, self.name)))] = 1.0
         return w / w.sum()
 
     def sample(self, inp, runs: int, rng: np.random.Generator) -> np.ndarray:
         u = _as_vector(inp, self.name)
-        if self.variant == "bv-em-argmax":
+        if self.row.argmax:
             return np.full(runs, int(np.argmax(u)), dtype=np.int64)
-        logits = exponential_log_weights(u, self.epsilon, self.sensitivity, self.variant)
+        logits = em_log_weights(u, self.epsilon, self.sensitivity, self.row.divisor)
         gumbel = rng.gumbel(size=(runs, u.size))
         return np.argmax(gumbel + logits, axis=1)
 
@@ -283,9 +319,7 @@ class ExponentialMechanism:
 @register("dp-em", kind="mechanism", paper="McSherry & Talwar (2007); Dwork & Roth (2014)",
           section="DR14 Thm 3.10 (exponential mechanism)",
           summary="exponential mechanism over k candidates, Gumbel-max; epsilon-DP",
-          variants={"correct": "weights exp(eps u / (2 sensitivity))",
-                    "bv-em-half": "weights exp(eps u / sensitivity): the 1/2 is missing",
-                    "bv-em-argmax": "argmax instead of sampling (deterministic)"})
+          variants=describe(EM_TABLE))
 def exponential(epsilon: float = 1.0, k: int = 20, sensitivity: float = 1.0,
                 variant: str = "correct") -> ExponentialMechanism:
     return ExponentialMechanism(epsilon=epsilon, k=k, sensitivity=sensitivity, variant=variant)
