@@ -26,6 +26,10 @@ DEFAULT_CONFIDENCE = 0.95
 MIN_EXPLORE_RUNS = 10_000          # --runs N explores max(MIN_EXPLORE_RUNS, N // 10)
 
 
+# Runs per input and phase: 10^12 already takes days at 10^7 runs/s; beyond it the chunk plan
+# alone would not fit in memory (10^15 runs are ~4 x 10^9 chunks), so it is refused up front.
+MAX_RUNS = 10**12
+
 @dataclass(frozen=True)
 class Budget:
     """Runs per input in each phase, the confidence of the whole audit, its seed, how many
@@ -40,8 +44,8 @@ class Budget:
     sequential: bool = False
 
     def __post_init__(self) -> None:
-        validate.count("explore_runs", self.explore_runs)
-        validate.count("confirm_runs", self.confirm_runs)
+        validate.count("explore_runs", self.explore_runs, maximum=MAX_RUNS)
+        validate.count("confirm_runs", self.confirm_runs, maximum=MAX_RUNS)
         validate.number("confidence", self.confidence, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
         validate.integer("seed", self.seed, lo=0)
         validate.count("tests", self.tests)
@@ -51,7 +55,7 @@ class Budget:
     @classmethod
     def for_runs(cls, confirm_runs: int, explore_runs: int | None = None, **kw: Any) -> "Budget":
         """`confirm_runs` per input, exploring a tenth of it (at least 10,000) unless given."""
-        confirm_runs = validate.count("runs", confirm_runs)
+        confirm_runs = validate.count("runs", confirm_runs, maximum=MAX_RUNS)
         if explore_runs is None:
             explore_runs = max(MIN_EXPLORE_RUNS, confirm_runs // 10)
         return cls(explore_runs=explore_runs, confirm_runs=confirm_runs, **kw)

@@ -38,6 +38,8 @@ import numpy as np
 
 from . import interrupts
 from .errors import PrivauditError
+from .files import refuse_symlink
+from .journal_check import record_problem
 from .reducers import Reduction, reduction_from_dict
 from .types import Dataset
 
@@ -167,12 +169,15 @@ class Journal:
         self.torn = 0         # unreadable lines ignored
         self.hits = 0         # chunks supplied by `get`
         self.written = 0      # chunks recorded by `put` in this process
+        refuse_symlink(p, "journal")   # its torn-line repair must not cut another file
         try:
             p.parent.mkdir(parents=True, exist_ok=True)
             self._load()
-            self._fh = open(p, "a", encoding="utf-8")
+            fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                         0o644)
+            self._fh = os.fdopen(fd, "a", encoding="utf-8")
         except OSError as exc:
-            raise PrivauditError(f"cannot open journal {str(p)!r}: {exc}") from exc
+            raise PrivauditError(f"cannot open journal {str(p)!r}: {exc.strerror or exc}") from None
 
     @classmethod
     def in_dir(cls, directory: str | os.PathLike, **kw: Any) -> "Journal":
@@ -199,15 +204,21 @@ class Journal:
                 continue
             try:
                 rec = json.loads(raw)
-                key = (str(rec["job"]), int(rec["chunk"]), int(rec["size"]))
-                red = rec["red"]
-                if not isinstance(red, dict) or rec.get("v") != _VERSION:
-                    raise ValueError("bad record")
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, RecursionError):
                 self.torn += 1
                 warnings.warn(f"journal {str(self.path)!r}: ignoring unreadable line {n + 1}",
                               RuntimeWarning, stacklevel=3)
                 continue
+            # A readable line that does not add up was edited or corrupted: using it would
+            # change the bounds, ignoring it would hide that; stop with a clear message.
+            problem = record_problem(rec)
+            if problem is not None:
+                raise PrivauditError(f"journal {str(self.path)!r} line {n + 1} is not a valid "
+                                     f"record ({problem}); it was edited or corrupted: delete "
+                                     f"the journal (its chunks are recomputed) or use a new "
+                                     f"--out DIR")
+            key = (str(rec["job"]), int(rec["chunk"]), int(rec["size"]))
+            red = rec["red"]
             self._done[key] = red
             self.loaded += 1
 

@@ -148,6 +148,10 @@ class Dataset:
         return cls(np.asarray(d["X"], dtype=np.float64), np.asarray(d["y"]))
 
 
+# e^epsilon must stay a finite double (exp overflows above ~709.78); 700 leaves room for the
+# products the bounds take, and is far beyond any certifiable epsilon (~ln of the run count).
+MAX_EPSILON = 700.0
+
 @dataclass(frozen=True)
 class Claim:
     """What an algorithm promises: ``P[A(S) in E] <= e^epsilon P[A(S') in E] + delta``.
@@ -179,6 +183,10 @@ class Claim:
             object.__setattr__(self, name, float(v))
         if math.isnan(self.epsilon) or self.epsilon < 0 or math.isinf(self.epsilon):
             raise PrivauditError(f"claim epsilon must be finite and >= 0, got {self.epsilon}")
+        if self.epsilon > MAX_EPSILON:
+            raise PrivauditError(f"claim epsilon must be <= {MAX_EPSILON:g} (e^epsilon overflows "
+                                 f"a double near 709, and no budget certifies such a bound), "
+                                 f"got {self.epsilon:g}")
         if math.isnan(self.delta) or not 0.0 <= self.delta < 1.0:
             raise PrivauditError(f"claim delta must be in [0, 1), got {self.delta}")
         if self.neighbours not in NEIGHBOURS:

@@ -14,6 +14,7 @@ from algorithms.registry import CONTROL_PREFIXES
 from audit import jsonnum
 from audit.budget import DEFAULT_CONFIRM_RUNS, Budget
 from audit.errors import PrivauditError
+from audit.files import atomic_write_text, ensure_dir, refuse_symlink
 from audit.interfaces import is_learner
 from audit.journal import Journal
 from audit.packing import DEFAULT_PACKING_RUNS
@@ -98,6 +99,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_timeout(p)
     p.set_defaults(func=run_audit)
+    _DEFAULTS.update({k: p.get_default(k) for k in _RESUMABLE})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,6 +153,9 @@ def make_runner_from_args(args: argparse.Namespace, planned_runs: int = 0):
 def _target(args: argparse.Namespace) -> Target:
     raw = parse_params(args.param)
     if args.variant:
+        if "variant" in raw and raw["variant"] != args.variant:
+            raise PrivauditError(f"--variant {args.variant} conflicts with --param "
+                                 f"variant={raw['variant']}; give one of them")
         raw["variant"] = args.variant
     if args.blackbox and args.algorithm:
         raise PrivauditError("give either ALGORITHM or --blackbox, not both")
@@ -158,7 +163,8 @@ def _target(args: argparse.Namespace) -> Target:
         raise PrivauditError("--param/--variant apply to registered algorithms, not --blackbox")
     if not (args.blackbox or args.algorithm):
         raise PrivauditError("name an ALGORITHM (see `privaudit list`) or --blackbox module:attr")
-    return build_target(args.algorithm, args.blackbox, raw_params=raw)
+    return build_target(args.algorithm, args.blackbox, raw_params=raw,
+                        base_dir=getattr(args, "blackbox_dir", None))
 
 
 def _budget(args: argparse.Namespace) -> Budget:
@@ -194,6 +200,8 @@ def _request(args: argparse.Namespace) -> tuple[AuditRequest, Target]:
     return req, target
 
 
+_DEFAULTS: dict = {}   # the audit parser's defaults, to tell options given again on --resume
+
 _RESUMABLE = ("algorithm", "blackbox", "param", "variant", "epsilon", "delta", "against", "runs",
               "explore_runs", "tests", "confidence", "seed", "data", "pairs", "queries",
               "chunk_runs", "search", "search_runs", "candidates", "strategy", "input_distance",
@@ -201,14 +209,74 @@ _RESUMABLE = ("algorithm", "blackbox", "param", "variant", "epsilon", "delta", "
               "sequential")  # chunk_runs: a resumed run must cut chunks the same way
 
 
+_TYPES = {int: ("runs", "explore_runs", "tests", "seed", "chunk_runs", "search_runs", "candidates"),
+          float: ("epsilon", "delta", "confidence"),
+          str: ("algorithm", "blackbox", "variant", "against", "data", "pairs", "queries",
+                "strategy", "input_distance", "blackbox_dir"),
+          bool: ("search",)}
+_PATHS = ("data", "pairs", "queries")
+
+
+def _check_saved(saved: object, path: Path) -> dict:
+    """DIR/command.json, validated: a table of the resumable options with their types."""
+    if not isinstance(saved, dict):
+        raise PrivauditError(f"{path} must hold a JSON object (the recorded command)")
+    unknown = sorted(set(saved) - set(_RESUMABLE) - {"blackbox_dir"})
+    if unknown:
+        raise PrivauditError(f"{path}: unknown keys {unknown}; was it written by privaudit audit?")
+    for typ, keys in _TYPES.items():
+        for k in keys:
+            v = saved.get(k)
+            ok = v is None or (isinstance(v, typ) and not (typ is not bool and isinstance(v, bool))) \
+                or (typ is float and isinstance(v, int) and not isinstance(v, bool))
+            if not ok:
+                raise PrivauditError(f"{path}: {k} must be {typ.__name__} or null, got {v!r}")
+    p = saved.get("param")
+    if p is not None and not (isinstance(p, list) and all(isinstance(x, str) for x in p)):
+        raise PrivauditError(f"{path}: param must be a list of K=V strings, got {p!r}")
+    return saved
+
+
 def _apply_resume(args: argparse.Namespace) -> None:
-    """`--resume DIR`: rerun the command recorded in DIR with DIR's journal."""
-    path = Path(args.resume) / "command.json"
-    saved = read_json(path, "resume")
+    """`--resume DIR`: rerun the command recorded in DIR with DIR's journal.
+
+    The recorded command may name a ``--blackbox`` module: resuming imports and runs it, from
+    the folder recorded with it (README, "Security"). Options given again must agree with the
+    recorded ones (a different ``--runs`` would silently be ignored otherwise).
+    """
+    d = Path(args.resume)
+    if not d.is_dir():
+        raise PrivauditError(f"--resume {args.resume}: no such directory")
+    path = d / "command.json"
+    saved = _check_saved(read_json(path, "resume"), path)
+    for k in _RESUMABLE:
+        given, default = getattr(args, k, None), _DEFAULTS.get(k)
+        if k in saved and given != default and given != saved[k]:
+            flag = "--" + k.replace("_", "-")
+            raise PrivauditError(f"--resume {args.resume}: {flag} {given!r} conflicts with the "
+                                 f"recorded {k} = {saved[k]!r} (drop {flag} to resume, or start "
+                                 f"a new --out DIR)")
+    if args.out is not None and Path(args.out).resolve() != d.resolve():
+        raise PrivauditError(f"--resume writes into {args.resume}; drop --out {args.out}")
     for k in _RESUMABLE:
         if k in saved:
             setattr(args, k, saved[k])
+    args.blackbox_dir = saved.get("blackbox_dir")
     args.out = args.resume
+    if args.blackbox and not args.quiet and not args.json:
+        print(f"privaudit: resuming imports {args.blackbox} (recorded in {path}) from "
+              f"{args.blackbox_dir or 'the working directory'}", file=sys.stderr)
+
+
+def _command_record(args: argparse.Namespace) -> dict:
+    """The options to store in command.json, file paths made absolute (resume from anywhere)."""
+    rec = {k: getattr(args, k) for k in _RESUMABLE}
+    for k in _PATHS:
+        if rec.get(k) is not None:
+            rec[k] = str(Path(rec[k]).resolve())
+    if args.blackbox:
+        rec["blackbox_dir"] = getattr(args, "blackbox_dir", None) or str(Path.cwd().resolve())
+    return rec
 
 
 def run_audit(args: argparse.Namespace) -> int:
@@ -220,9 +288,13 @@ def run_audit(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     # Long runs lose no finished work: without --out the journal goes to a scratch directory
     # that is removed on success and kept (with a resume hint) if the run stops early.
-    workdir = out if out is not None else Path(tempfile.mkdtemp(prefix="privaudit-"))
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "command.json").write_text(json.dumps({k: getattr(args, k) for k in _RESUMABLE}, indent=2))
+    workdir = ensure_dir(out, "--out directory") if out is not None else \
+        Path(tempfile.mkdtemp(prefix="privaudit-"))
+    if out is not None:   # refuse before anything is written into it
+        for name in ("result.json", "report.html", "report.md", "command.json", "journal.jsonl"):
+            refuse_symlink(out / name, "output file")
+    atomic_write_text(workdir / "command.json", json.dumps(_command_record(args), indent=2),
+                      "command record")
     journal = Journal(workdir / "journal.jsonl")
 
     runner = None
@@ -235,7 +307,7 @@ def run_audit(args: argparse.Namespace) -> int:
         if not args.quiet:
             runner = ProgressRunner(runner)
         result = run_request(req, runner=runner, journal=journal)
-    except BaseException as exc:
+    except BaseException:
         if len(journal):
             print(f"privaudit: {len(journal)} finished chunks are kept in {workdir}; continue with: "
                   f"privaudit audit --resume {workdir}", file=sys.stderr)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from audit import jsonnum
 from audit.errors import PrivauditError
+from audit.files import atomic_write_text, ensure_dir
 from audit.suite import SuiteResult
 from privaudit.ci_config import load_config
 from privaudit.ci_run import make_suite_runner, run_suite
@@ -112,6 +113,10 @@ def run(args: argparse.Namespace) -> int:
         raise PrivauditError(f"--address {args.address} joins a Ray cluster; it cannot be used "
                              f"with --runner local (drop one of them)")
     kind = "ray" if args.address else args.runner
+    # a pass that no outcome could have turned into a failure is worth a word on the console
+    for spec in cfg.audits:
+        for w in spec.warnings:
+            print(f"privaudit: warning: {spec.name}: {w}", file=sys.stderr)
     if args.check:
         print(f"{args.config}: {len(cfg.audits)} audits, suite confidence {cfg.confidence:g} "
               f"(per audit {cfg.audit_confidence:.6g}, {cfg.correction})")
@@ -142,12 +147,8 @@ def run(args: argparse.Namespace) -> int:
     note = None
     if baseline_path is not None:
         if baseline is None or args.update_baseline:
-            try:
-                baseline_path.parent.mkdir(parents=True, exist_ok=True)
-                baseline_path.write_text(to_json(suite), encoding="utf-8")
-            except OSError as exc:
-                raise PrivauditError(f"cannot write the baseline {baseline_path}: "
-                                     f"{exc.strerror or exc}") from None
+            ensure_dir(baseline_path.parent, "baseline's directory")
+            atomic_write_text(baseline_path, to_json(suite), "baseline")
             note = f"Baseline written to {baseline_path}."
         else:
             n = sum(e.baseline_epsilon is not None for e in suite.entries)
@@ -156,10 +157,7 @@ def run(args: argparse.Namespace) -> int:
     if args.junit:
         write_junit(suite, args.junit, fail_on_regression=args.fail_on_regression)
     if args.summary:
-        try:
-            Path(args.summary).write_text(markdown_summary(suite, guarantee, note), encoding="utf-8")
-        except OSError as exc:
-            raise PrivauditError(f"cannot write the summary {args.summary}: {exc.strerror or exc}") from None
+        atomic_write_text(args.summary, markdown_summary(suite, guarantee, note), "summary")
     if args.out:
         write_reports(suite, args.out)
     if args.json:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from audit.errors import PrivauditError
+from audit.files import atomic_write_text, ensure_dir
 from reports import load, render_html, render_markdown, to_json
 
 
@@ -33,12 +34,9 @@ def _write(target: str, text: str) -> None:
         sys.stdout.write(text)
         return
     path = Path(target)
-    try:
-        if path.parent and not path.parent.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise PrivauditError(f"cannot write {target}: {exc.strerror or exc}") from None
+    if str(path.parent) and not path.parent.exists():
+        ensure_dir(path.parent, "output directory")
+    atomic_write_text(path, text, "report")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,9 +12,8 @@ matplotlib is imported only when HTML is rendered.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from audit.errors import PrivauditError
+from audit.files import atomic_write_text, ensure_dir, refuse_symlink
 
 from .html import (
     render_html,  # matplotlib and jinja2 are imported when a page is rendered
@@ -36,21 +35,12 @@ def write_reports(obj, out_dir: str | os.PathLike) -> dict:
         ``{"json": Path, "html": Path, "markdown": Path}``.
     """
     texts = {"json": to_json(obj), "html": render_html(obj), "markdown": render_markdown(obj)}
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise PrivauditError(f"cannot create the report directory {out}: {exc.strerror or exc}") from None
+    out = ensure_dir(out_dir, "report directory")
     names = {"json": "result.json", "html": "report.html", "markdown": "report.md"}
-    paths = {}
-    for key, name in names.items():
-        path = out / name
-        try:
-            path.write_text(texts[key], encoding="utf-8")
-        except OSError as exc:
-            raise PrivauditError(f"cannot write {path}: {exc.strerror or exc}") from None
-        paths[key] = path
-    return paths
+    for name in names.values():   # refuse before writing any, so no partial set is left
+        refuse_symlink(out / name, "report")
+    # each file is replaced atomically (audit.files): a reader never sees half a report
+    return {key: atomic_write_text(out / name, texts[key], "report") for key, name in names.items()}
 
 
 __all__ = ["to_json", "load", "loads", "from_obj", "render_html", "render_markdown",

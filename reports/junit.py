@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from audit.errors import PrivauditError
+from audit.files import atomic_write_text, ensure_dir
 from audit.suite import SuiteEntry, SuiteResult
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -148,13 +149,9 @@ def write_junit(suite: SuiteResult, path: str | os.PathLike, fail_on_regression:
     """Write `render_junit(suite)` to `path` (parent directories are created)."""
     text = render_junit(suite, fail_on_regression)
     p = Path(path)
-    try:
-        if p.parent and not p.parent.exists():
-            p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise PrivauditError(f"cannot write the JUnit file {p}: {exc.strerror or exc}") from None
-    return p
+    if str(p.parent) and not p.parent.exists():
+        ensure_dir(p.parent, "JUnit file's directory")
+    return atomic_write_text(p, text, "JUnit file")
 
 
 __all__ = ["render_junit", "write_junit", "failure_message"]
