@@ -75,6 +75,11 @@ def audit_view(result: AuditResult, plots: bool = True, anchor: str = "") -> dic
             view["plots"]["intervals"] = _plot(P.intervals, test, claim.epsilon, claim.delta, alpha)
         view["plots"]["budget"] = _plot(P.budget_curve, budget, claim.epsilon, n_now, eps_now,
                                         bool(result.violation))
+        seq = result.sequential
+        if seq and seq.get("path"):
+            view["plots"]["sequential"] = _plot(P.sequential_path, seq["path"], claim.epsilon,
+                                                int(seq.get("budget_per_side", result.confirm_runs)),
+                                                str(seq.get("stopped", "")), bool(result.violation))
     return view
 
 

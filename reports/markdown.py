@@ -47,6 +47,11 @@ def _audit_lines(r: AuditResult, heading: str = "###") -> list[str]:
               f"{r.tests} test(s) |",
               f"| runs per side (explore / confirm) | {fmt(r.explore_runs)} / {fmt(r.confirm_runs)} |",
               f"| seed | {r.seed} |"]
+    seq = getattr(r, "sequential", None)
+    if seq:
+        lines.append(f"| sequential (anytime-valid) | stopped ({md_escape(seq.get('stopped'))}) after "
+                     f"{fmt(seq.get('runs_per_side'))} of {fmt(seq.get('budget_per_side'))} runs per "
+                     f"side; confidence-sequence bounds, valid at any stopping time |")
     if getattr(r, "group", 1) > 1:
         lines.append(f"| group distance | k = {r.group}: tested against (k ε, δ_k); per individual "
                      f"ε ≥ {fmt(r.epsilon_lower / r.group)} |")

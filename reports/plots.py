@@ -206,6 +206,41 @@ def budget_curve(points: dict, claim_epsilon: float, n_now: int, eps_now: float,
 
 
 @_with_rc
+def sequential_path(path: list, claim_epsilon: float, budget: int, stopped: str,
+                    violation: bool) -> str:
+    """The anytime-valid bounds after each round of a sequential confirmation.
+
+    `path` is the result's ``sequential["path"]``: per round the runs per side, the lower bound
+    (running max over the confirmed tests) and the upper bound on the tested events' privacy
+    loss (the futility side; infinite while the q side has seen nothing).
+    """
+    fig = _figure(9.5, 3.2)
+    ax = fig.subplots()
+    n = np.array([p["runs"] for p in path], dtype=float)
+    lo = np.array([float(p["epsilon_lower"]) for p in path])
+    hi = np.array([float(p.get("epsilon_upper", math.inf)) for p in path])
+    ax.step(n, lo, where="post", color=BLUE, lw=2, label="anytime-valid ε lower bound")
+    finite = np.isfinite(hi)
+    if finite.any():
+        ax.step(n[finite], hi[finite], where="post", color=ORANGE, lw=1.5,
+                label="upper bound on the tested events' loss")
+    ax.axhline(claim_epsilon, color="black", lw=1.5, label=f"claimed ε = {claim_epsilon:g}")
+    if len(n):
+        ax.plot([n[-1]], [lo[-1]], "o", color=RED if violation else GREEN, ms=8,
+                label=f"stopped ({stopped}) at n = {int(n[-1]):,}")
+    ax.axvline(budget, color=GREY, ls="--", lw=1, label=f"budget {budget:,}")
+    ax.set_xscale("log")
+    _log_axis(ax.xaxis)
+    shown = np.concatenate([lo, hi[finite], [claim_epsilon]])
+    ax.set_ylim(0, max(float(np.max(shown)) * 1.15, 0.5))
+    ax.set_xlim(max(1.0, n.min() / 1.5) if len(n) else 1.0, budget * 1.5)
+    ax.set_xlabel("confirmation runs per side")
+    ax.set_ylabel("ε")
+    fig.legend(loc="outside right center", fontsize=8, frameon=False)
+    return _svg(fig)
+
+
+@_with_rc
 def suite_overview(labels: list[str], eps_lower: list[float], claims: list[float],
                    ceilings: list[float], colours: list[str]) -> str:
     """epsilon_lower of every suite entry against its claim.

@@ -23,6 +23,7 @@ from audit.runners.ray_runner import RayRunner
 from audit.testing import assert_private
 from privaudit.ci_config import ConfigError, parse_config
 from privaudit.cli import main as cli_main
+from reports import render_html, render_markdown
 from reports.schema import RESULT_SCHEMA, validate
 
 A = 0.0125   # (1 - 0.95) / 4: the per-sequence level of a one-test audit
@@ -193,6 +194,16 @@ def test_result_round_trip_and_schema(tmp_path):
     assert d["sequential"]["path"] and d["sequential"]["stopped"] in S.STOP_REASONS
     fixed = audit(rr, rr.pairs, seed=3, explore_runs=10_000, confirm_runs=100_000)
     assert "sequential" not in fixed.to_dict() and fixed.sequential is None
+
+
+def test_reports_show_the_sequential_path():
+    rr = algorithms.get("dp-rr", epsilon=1.0, variant="bv-rr-eps")
+    r = audit(rr, rr.pairs, seed=3, explore_runs=10_000, confirm_runs=100_000, sequential=True)
+    html = render_html(r)
+    assert "Sequential confirmation (anytime-valid)" in html
+    assert html.count("<svg") == render_html(audit(rr, rr.pairs, seed=3, explore_runs=10_000,
+                                                   confirm_runs=100_000)).count("<svg") + 1
+    assert "sequential (anytime-valid) | stopped (violation)" in render_markdown(r)
 
 
 def test_budget_and_request_carry_sequential():
