@@ -11,15 +11,11 @@ The GenericLearner (spec 3.8) is the exponential mechanism ``Pr[h] ~ exp(-eps_G 
 over a finite, data-independent candidate list; it is the project's shared EM (`algorithms.dagan_feldman.em`,
 `algorithms.common.sampling`), re-exported here with the BLM bug names.
 
-Planted bugs (spec 6.6; ``variant=``), each flagged on the designs of `hist_pairs`:
-
-* ``b1``: no noise (deterministic threshold);          * ``b2``: threshold test skipped;
-* ``b3``: ``log10`` instead of ``ln`` in ``tau``;       * ``b4``: ``tau`` for scale ``1/eps_H``;
-* ``b5``: Laplace scale ``1/eps_H`` (realizes 2 eps_H); * ``b13``: noisy max instead of a threshold.
-
-Benign changes that must *not* be flagged: ``benign-ln2`` (``tau`` with ``ln(2/delta)``),
-``benign-no-plus1`` (``tau`` without the ``+1``: delta_eff = ``0.5 delta e^(eps_H/2) <= delta``
-for ``eps_H <= 1.38``).
+Planted bugs (spec 6.6; ``variant=``: no noise, threshold skipped, ``log10`` in ``tau``, ``tau``
+for scale ``1/eps_H``, Laplace scale ``1/eps_H``, noisy max), each flagged on the designs of
+`hist_pairs`, and benign changes that must *not* be flagged (``tau`` with ``ln(2/delta)``;
+without the ``+1``: delta_eff = ``0.5 delta e^(eps_H/2) <= delta`` for ``eps_H <= 1.38``) are the
+rows of `HIST_TABLE`; the GenericLearner's (ERM; the missing 1/2) those of `GL_TABLE`.
 
 References
 ----------
@@ -32,6 +28,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -41,7 +38,9 @@ from audit.types import Claim, Dataset
 
 from ..common.checks import check_positive
 from ..common.hypotheses import make_class
+from ..common.variants import Row, describe, row_of
 from ..dagan_feldman.em import (
+    EM_TABLE,
     EM_VARIANTS,
     ExponentialMechanismLearner,
     em_pick,
@@ -51,39 +50,92 @@ from ..registry import register
 
 PAPER = "Bun, Livni & Moran, An equivalence between private classification and online prediction (FOCS 2020)"
 
-HIST_VARIANTS = {
-    "correct": "Laplace(2/eps_H) on the support, release chat > tau = 1 + (2/eps_H) ln(1/delta)",
-    "b1": "BUG B1: no noise (deterministic threshold): a count crossing tau flips the release",
-    "b2": "BUG B2: the threshold test is skipped: the whole noisy support is released",
-    "b3": "BUG B3: tau uses log10(1/delta) instead of ln(1/delta): delta_eff = 0.5 delta^(1/ln 10)",
-    "b4": "BUG B4: tau = 1 + ln(1/delta)/eps_H (computed for scale 1/eps_H): delta_eff = 0.5 sqrt(delta)",
-    "b5": "BUG B5: Laplace scale 1/eps_H (forgot that a substitution moves two counts): realizes 2 eps_H",
-    "b13": "BUG B13: noisy max over the support instead of thresholding: a new item wins w.p. ~1/k",
-    "benign-ln2": "benign: conservative tau = 1 + (2/eps_H) ln(2/delta); must NOT be flagged",
-    "benign-no-plus1": "benign: tau without the +1 (delta_eff = 0.5 delta e^(eps_H/2) <= delta); "
-                       "must NOT be flagged",
+# -- the variants: one row each (algorithms/common/variants.py) ---------------------------------
+def tau_published(eps_H: float, delta: float) -> float:
+    """``tau = 1 + (2/eps_H) ln(1/delta)`` (Lemma 15, count units)."""
+    return 1.0 + (2.0 / eps_H) * math.log(1.0 / delta)
+
+
+def tau_log10(eps_H: float, delta: float) -> float:
+    """B3: ``log10`` instead of ``ln``."""
+    return 1.0 + (2.0 / eps_H) * math.log10(1.0 / delta)
+
+
+def tau_unit_scale(eps_H: float, delta: float) -> float:
+    """B4: ``tau`` computed for Laplace scale ``1/eps_H``."""
+    return 1.0 + math.log(1.0 / delta) / eps_H
+
+
+def tau_ln2(eps_H: float, delta: float) -> float:
+    """Benign: the conservative ``1 + (2/eps_H) ln(2/delta)``."""
+    return 1.0 + (2.0 / eps_H) * math.log(2.0 / delta)
+
+
+def tau_no_plus1(eps_H: float, delta: float) -> float:
+    """Benign: ``(2/eps_H) ln(1/delta)`` without the ``+1``."""
+    return (2.0 / eps_H) * math.log(1.0 / delta)
+
+
+def threshold_release(support: np.ndarray, chat: np.ndarray, tau: float) -> np.ndarray:
+    """The published release ``{u in support : chat_u > tau}``."""
+    return support & (chat > tau)
+
+
+def support_release(support: np.ndarray, chat: np.ndarray, tau: float) -> np.ndarray:
+    """B2: the threshold test skipped, the whole noisy support released."""
+    return support
+
+
+def noisy_max_release(support: np.ndarray, chat: np.ndarray, tau: float) -> np.ndarray:
+    """B13: the noisy max over the support instead of a threshold."""
+    best = np.argmax(np.where(support, chat, -np.inf), axis=1)
+    released = np.zeros(support.shape, dtype=bool)
+    released[np.arange(support.shape[0]), best] = True
+    return released & support
+
+
+@dataclass(frozen=True)
+class HistRow(Row):
+    """A Hist variant: the Laplace scale, the threshold formula and the release rule."""
+
+    scale_numerator: float = 2.0         # Laplace scale numerator / eps_H (0: no noise)
+    tau: Callable[[float, float], float] = tau_published
+    release: Callable = threshold_release
+    thresholded: bool = True             # the release compares with tau (exact law: max(tau, extra))
+    closed_form: bool = True             # items released independently (an exact law exists)
+
+
+HIST_TABLE = {
+    "correct": HistRow("Laplace(2/eps_H) on the support, release chat > tau = 1 + (2/eps_H) ln(1/delta)"),
+    "b1": HistRow("BUG B1: no noise (deterministic threshold): a count crossing tau flips the release",
+                  scale_numerator=0.0),
+    "b2": HistRow("BUG B2: the threshold test is skipped: the whole noisy support is released",
+                  release=support_release, thresholded=False),
+    "b3": HistRow("BUG B3: tau uses log10(1/delta) instead of ln(1/delta): delta_eff = 0.5 "
+                  "delta^(1/ln 10)", tau=tau_log10),
+    "b4": HistRow("BUG B4: tau = 1 + ln(1/delta)/eps_H (computed for scale 1/eps_H): delta_eff = 0.5 "
+                  "sqrt(delta)", tau=tau_unit_scale),
+    "b5": HistRow("BUG B5: Laplace scale 1/eps_H (forgot that a substitution moves two counts): "
+                  "realizes 2 eps_H", scale_numerator=1.0),
+    "b13": HistRow("BUG B13: noisy max over the support instead of thresholding: a new item wins w.p. "
+                   "~1/k", release=noisy_max_release, closed_form=False),
+    "benign-ln2": HistRow("benign: conservative tau = 1 + (2/eps_H) ln(2/delta); must NOT be flagged",
+                          tau=tau_ln2),
+    "benign-no-plus1": HistRow("benign: tau without the +1 (delta_eff = 0.5 delta e^(eps_H/2) <= delta); "
+                               "must NOT be flagged", tau=tau_no_plus1),
 }
+HIST_VARIANTS = describe(HIST_TABLE)
 MAX_ITEM = 62          # released sets are int64 bitmasks over item ids 0..61
 
 
 def hist_tau(eps_H: float, delta: float, variant: str = "correct") -> float:
     """The release threshold in count units (spec 3.7), per variant."""
-    if variant == "b3":
-        return 1.0 + (2.0 / eps_H) * math.log10(1.0 / delta)
-    if variant == "b4":
-        return 1.0 + math.log(1.0 / delta) / eps_H
-    if variant == "benign-ln2":
-        return 1.0 + (2.0 / eps_H) * math.log(2.0 / delta)
-    if variant == "benign-no-plus1":
-        return (2.0 / eps_H) * math.log(1.0 / delta)
-    return 1.0 + (2.0 / eps_H) * math.log(1.0 / delta)
+    return HIST_TABLE[variant].tau(eps_H, delta)
 
 
 def hist_scale(eps_H: float, variant: str = "correct") -> float:
     """The Laplace scale (0 for the noiseless bug B1)."""
-    if variant == "b1":
-        return 0.0
-    return (1.0 if variant == "b5" else 2.0) / eps_H
+    return HIST_TABLE[variant].scale_numerator / eps_H
 
 
 def hist_release(counts: np.ndarray, eps_H: float, delta: float, variant: str,
@@ -99,19 +151,13 @@ def hist_release(counts: np.ndarray, eps_H: float, delta: float, variant: str,
     -------
     released : (r, U) bool, chat : (r, U) float64 (noisy counts; 0 off the support).
     """
+    row = HIST_TABLE[variant]
     counts = np.asarray(counts)
     support = counts > 0
     b = hist_scale(eps_H, variant)
     noise = rng.laplace(0.0, b, size=counts.shape) if b > 0 else np.zeros(counts.shape)
     chat = np.where(support, counts + noise, 0.0)     # noise only on the support
-    if variant == "b2":
-        return support, chat
-    if variant == "b13":
-        best = np.argmax(np.where(support, chat, -np.inf), axis=1)
-        released = np.zeros(counts.shape, dtype=bool)
-        released[np.arange(counts.shape[0]), best] = True
-        return released & support, chat
-    return support & (chat > hist_tau(eps_H, delta, variant)), chat
+    return row.release(support, chat, row.tau(eps_H, delta)), chat
 
 
 def laplace_tail(c: np.ndarray | float, t: float, b: float) -> np.ndarray:
@@ -128,10 +174,11 @@ def release_probabilities(counts: np.ndarray, eps_H: float, delta: float, varian
     """Exact ``P(u released and chat_u >= extra_threshold)`` per item (independent across items),
     for every variant except ``b13`` (whose release couples the items)."""
     counts = np.asarray(counts, dtype=np.float64)
-    if variant == "b13":
-        raise PrivauditError("Hist b13 (noisy max) has no closed-form release law")
+    row = HIST_TABLE[variant]
+    if not row.closed_form:
+        raise PrivauditError(f"Hist {variant} (noisy max) has no closed-form release law")
     b = hist_scale(eps_H, variant)
-    t = extra_threshold if variant == "b2" else max(hist_tau(eps_H, delta, variant), extra_threshold)
+    t = max(row.tau(eps_H, delta), extra_threshold) if row.thresholded else extra_threshold
     return np.where(counts > 0, laplace_tail(counts, t, b), 0.0)
 
 
@@ -185,8 +232,7 @@ class StableHistogram:
     def __post_init__(self) -> None:
         self.epsilon = check_positive("epsilon", self.epsilon)
         self.delta = check_positive("delta", self.delta, upper=0.5)
-        if self.variant not in HIST_VARIANTS:
-            raise PrivauditError(f"unknown Hist variant {self.variant!r}; valid: {', '.join(HIST_VARIANTS)}")
+        row_of(HIST_TABLE, self.variant, "Hist")
         self.claim = Claim(self.epsilon, self.delta, "replace-one", "model")
         self.input_distance = InputDistance("hamming", 1)   # one list entry substituted
         if not self.pairs:
@@ -236,25 +282,35 @@ def blm_hist(epsilon: float = 1.0, delta: float = 1e-3, variant: str = "correct"
 
 
 # ---------------------------------------------------------------------------------------------
-GL_VARIANTS = {
-    "correct": "exponential mechanism Pr[h] ~ exp(-eps_G err_S'(h) / 2) over the candidates",
-    "b9": "BUG B9: returns the ERM (argmin err, first index) over the candidates instead of sampling",
-    "b10": "BUG B10: temperature exp(-eps_G err) (the /2 is missing): realizes 2 eps_G",
+@dataclass(frozen=True)
+class GLRow(Row):
+    """A GenericLearner variant: the row of the shared EM (`algorithms.dagan_feldman.em`) it runs."""
+
+    em: str = "correct"
+
+
+GL_TABLE = {
+    "correct": GLRow("exponential mechanism Pr[h] ~ exp(-eps_G err_S'(h) / 2) over the candidates"),
+    "b9": GLRow("BUG B9: returns the ERM (argmin err, first index) over the candidates instead of "
+                "sampling", em="bv-em-3"),
+    "b10": GLRow("BUG B10: temperature exp(-eps_G err) (the /2 is missing): realizes 2 eps_G",
+                 em="bv-em-1"),
 }
-GL_TO_EM = {"correct": "correct", "b9": "bv-em-3", "b10": "bv-em-1"}
+GL_VARIANTS = describe(GL_TABLE)
+GL_TO_EM = {k: r.em for k, r in GL_TABLE.items()}
 
 
 def gl_pick(err: np.ndarray, mask: np.ndarray, eps_G: float, variant: str,
             rng: np.random.Generator) -> np.ndarray:
     """GenericLearner over per-run candidate sets: one pick per row of ``mask`` ((r, U) bool, every
     row non-empty) with scores ``err`` ((U,) counts); the shared EM of `df_em`."""
-    c, argmax = em_scale(GL_TO_EM[variant], eps_G, 1)
+    c, argmax = em_scale(EM_TABLE[GL_TO_EM[variant]], eps_G, 1)
     return em_pick(-c * np.asarray(err, dtype=np.float64), mask, argmax, rng, mask.shape[0])
 
 
 def gl_probabilities(err: np.ndarray, eps_G: float, variant: str) -> np.ndarray:
     """Exact pick probabilities over the given candidates (all available)."""
-    c, argmax = em_scale(GL_TO_EM[variant], eps_G, 1)
+    c, argmax = em_scale(EM_TABLE[GL_TO_EM[variant]], eps_G, 1)
     L = -c * np.asarray(err, dtype=np.float64)
     if argmax:
         P = np.zeros(L.size)
@@ -287,8 +343,7 @@ def gl_design(H, epsilon: float, x0: int | None = None, gap: int | None = None, 
 def blm_gl(epsilon: float = 1.0, cls: str = "thr", grid: int = 8, variant: str = "correct"):
     """GenericLearner (BLM-8) over the whole class ``cls`` (the project's EM learner, shared with
     ``df-b3``), with spec 6.3's two-candidate designs as its default pairs."""
-    if variant not in GL_VARIANTS:
-        raise PrivauditError(f"unknown GenericLearner variant {variant!r}; valid: {', '.join(GL_VARIANTS)}")
+    row_of(GL_TABLE, variant, "GenericLearner")
     epsilon = check_positive("epsilon", epsilon)
     H = make_class(cls, grid)
     L = ExponentialMechanismLearner(H, epsilon, np.arange(H.size), 0.0, False, GL_TO_EM[variant], "blm-gl")
@@ -304,4 +359,4 @@ assert set(GL_TO_EM.values()) <= set(EM_VARIANTS)
 
 __all__ = ["StableHistogram", "hist_release", "hist_tau", "hist_scale", "hist_pairs",
            "release_probabilities", "laplace_tail", "gl_pick", "gl_probabilities", "gl_design",
-           "HIST_VARIANTS", "GL_VARIANTS", "PAPER"]
+           "HIST_VARIANTS", "HIST_TABLE", "HistRow", "GL_VARIANTS", "GL_TABLE", "PAPER"]

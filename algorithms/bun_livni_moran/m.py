@@ -67,7 +67,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Callable
 
 import numpy as np
 
@@ -77,11 +78,12 @@ from audit.types import Claim, Dataset, as_dataset, as_queries
 from ..common.checks import check_positive, check_runs
 from ..common.fitcache import data_seed
 from ..common.hypotheses import HypothesisClass, make_class
+from ..common.variants import Row, describe, row_of
 from ..registry import register
 from . import designs
 from .hist import (
-    GL_VARIANTS,
-    HIST_VARIANTS,
+    GL_TABLE,
+    HIST_TABLE,
     PAPER,
     gl_pick,
     gl_probabilities,
@@ -92,32 +94,104 @@ from .hist import (
 from .soa import soa_for
 from .stable import FAIL, GlobalStableLearner, GParams
 
-M_VARIANTS = {
-    "correct": "Theorem 17 as specified: disjoint positional batches, Hist, pruning on noisy "
-               "estimates, GenericLearner on the fresh S'",
-    **{v: HIST_VARIANTS[v] for v in ("b1", "b2", "b3", "b4", "b5", "b13")},
-    "b6": "BUG B6: overlapping batches: batch i reads block floor(i/r) (r = overlap, default 2), so "
-          "one example lies in r batches",
-    "b7": "BUG B7: batch-slicing bug: every batch is S[0:m]",
-    "b8": "BUG B8: data-dependent partition: the batch region is sorted by (x, y) before batching "
-          "(blm-m audits it at grid = 16: with 4 points the sorted region has at most 8 runs, so "
-          "a substitution changes at most 7 batches and the sorted_shift leak (3 delta / 4) stays "
-          "below delta)",
-    "b9": GL_VARIANTS["b9"],
-    "b10": GL_VARIANTS["b10"],
-    "b11": "BUG B11: non-private fallback: returns h_1 (batch 0's G output) when L' is empty",
-    "b12": "BUG B12: Hist skipped: the candidates are the raw set of G outputs",
-    "b14": "BUG B14: randomness seeded from the data (sha256 of S): the output is a function of S",
-    "b15": "BUG B15: S' is the last n' examples of the batch region (reused by the last batch)",
-    "b18": "BUG B18: pruning compares the TRUE counts (not the noisy estimates) with 3 eta k / 4 "
-           "(blm-m audits it at eta = 0.52: at eta = 0.02, k = 64 the threshold 0.96 is below one "
-           "count, so pruning never acts)",
-    "b16": "BUG B16: shared stream across batches: when G of batch i runs out of its own stream it "
-           "keeps drawing from batch i+1, i+2, ... (budget N + the rest of the batch region), so one "
-           "example in batch j can move every h_i with i <= j",
-    "benign-ln2": HIST_VARIANTS["benign-ln2"],
-    "benign-no-plus1": HIST_VARIANTS["benign-no-plus1"],
+# -- the variants: one row each (algorithms/common/variants.py) ---------------------------------
+def positional_starts(k: int, m: int, r: int) -> list[int]:
+    """Disjoint positional batches: batch ``i`` is ``S[i m : (i + 1) m]``."""
+    return [i * m for i in range(k)]
+
+
+def overlapping_starts(k: int, m: int, r: int) -> list[int]:
+    """B6: batch ``i`` reads block ``i // r``, so one example lies in ``r`` batches."""
+    return [(i // r) * m for i in range(k)]
+
+
+def first_slice_starts(k: int, m: int, r: int) -> list[int]:
+    """B7: every batch is ``S[0:m]``."""
+    return [0] * k
+
+
+# a planted bug's own design (spec 6.6), appended to the default pairs (tests/algorithms/bun_livni_moran/test_blm_private.py)
+def block_design(M: "PrivateLearnerM", L, tau_eff: float, b: float):
+    """B6: counts move by r: blocks of a / b around the threshold."""
+    return designs.block_repeated_two_bucket(L, M.overlap, tau_eff, b)
+
+
+def sorted_design(M: "PrivateLearnerM", L, tau_eff: float, b: float):
+    """B8: while tau (not a higher pruning threshold) decides a count-1 item's release, sorting
+    moves every run boundary (R - 1 new items, each released w.p. ~delta/4); once pruning decides
+    the release, a chain of boundary batches that all lose h0 at once."""
+    if M.prune_count <= M.tau:
+        return designs.sorted_shift(L)
+    return designs.sorted_chain(L, tau_eff, b)
+
+
+def gl_gap_design(M: "PrivateLearnerM", L, tau_eff: float, b: float):
+    """B9: argmax GL: an error gap of -1 -> +1 flips the output."""
+    return designs.gl_gap(L, -1)
+
+
+def overlap_tail_design(M: "PrivateLearnerM", L, tau_eff: float, b: float):
+    """B15: one example in the last batch's T and in S'."""
+    return designs.overlap_tail(L, tau_eff, b, M.eps_G, M.d)
+
+
+def shared_stream_design(M: "PrivateLearnerM", L, tau_eff: float, b: float):
+    """B16: j + 1 spilling batches: u's count Bin(j+1, 1/2) -> j+1."""
+    j = max(20, math.ceil(1.25 * tau_eff))
+    return designs.shared_stream(L, min(j, M.k - 1))
+
+
+@dataclass(frozen=True)
+class MRow(Row):
+    """A variant of M: the Hist and GenericLearner rows it runs, and the steps of M it changes."""
+
+    hist: str = "correct"                # row of HIST_TABLE
+    gl: str = "correct"                  # row of GL_TABLE
+    starts: Callable[[int, int, int], list] = positional_starts   # the batches' first positions
+    sort_batches: bool = False           # the batch region sorted by (x, y) before batching
+    sprime_in_batches: bool = False      # S' = the last n' examples of the batch region
+    shared_stream: bool = False          # G of batch i keeps drawing from batches i+1, ...
+    data_seeded: bool = False            # one run seeded by sha256(S), replayed
+    skip_hist: bool = False              # the candidates are the raw set of G outputs
+    prune_true_counts: bool = False      # pruning compares the true counts
+    fallback_first: bool = False         # h_1 released when L' is empty
+    exact: bool = True                   # an exact oracle exists
+    design: Callable | None = None       # the bug's own design (`default_pairs`)
+    query_all: bool = False              # query every domain point (<= 62), not the first 8
+
+
+M_TABLE = {
+    "correct": MRow("Theorem 17 as specified: disjoint positional batches, Hist, pruning on noisy "
+                    "estimates, GenericLearner on the fresh S'"),
+    **{v: MRow(HIST_TABLE[v].says, hist=v, exact=HIST_TABLE[v].closed_form)
+       for v in ("b1", "b2", "b3", "b4", "b5", "b13")},
+    "b6": MRow("BUG B6: overlapping batches: batch i reads block floor(i/r) (r = overlap, default 2), "
+               "so one example lies in r batches", starts=overlapping_starts, design=block_design),
+    "b7": MRow("BUG B7: batch-slicing bug: every batch is S[0:m]", starts=first_slice_starts),
+    "b8": MRow("BUG B8: data-dependent partition: the batch region is sorted by (x, y) before "
+               "batching (blm-m audits it at grid = 16: with 4 points the sorted region has at most 8 "
+               "runs, so a substitution changes at most 7 batches and the sorted_shift leak (3 delta "
+               "/ 4) stays below delta)", sort_batches=True, design=sorted_design, query_all=True),
+    "b9": MRow(GL_TABLE["b9"].says, gl="b9", design=gl_gap_design),
+    "b10": MRow(GL_TABLE["b10"].says, gl="b10"),
+    "b11": MRow("BUG B11: non-private fallback: returns h_1 (batch 0's G output) when L' is empty",
+                fallback_first=True),
+    "b12": MRow("BUG B12: Hist skipped: the candidates are the raw set of G outputs", skip_hist=True),
+    "b14": MRow("BUG B14: randomness seeded from the data (sha256 of S): the output is a function of S",
+                data_seeded=True, exact=False),
+    "b15": MRow("BUG B15: S' is the last n' examples of the batch region (reused by the last batch)",
+                sprime_in_batches=True, design=overlap_tail_design),
+    "b18": MRow("BUG B18: pruning compares the TRUE counts (not the noisy estimates) with 3 eta k / 4 "
+                "(blm-m audits it at eta = 0.52: at eta = 0.02, k = 64 the threshold 0.96 is below one "
+                "count, so pruning never acts)", prune_true_counts=True),
+    "b16": MRow("BUG B16: shared stream across batches: when G of batch i runs out of its own stream "
+                "it keeps drawing from batch i+1, i+2, ... (budget N + the rest of the batch region), "
+                "so one example in batch j can move every h_i with i <= j", shared_stream=True,
+                design=shared_stream_design),
+    "benign-ln2": MRow(HIST_TABLE["benign-ln2"].says, hist="benign-ln2"),
+    "benign-no-plus1": MRow(HIST_TABLE["benign-no-plus1"].says, hist="benign-no-plus1"),
 }
+M_VARIANTS = describe(M_TABLE)
 MAX_EXACT_ITEMS = 14
 # Theorem 1's learner: the paper split makes r = 2 overlapping batches realize exactly the claim
 # (r eps / 2 = eps, spec 6.6 B6: "paper-split M ... flagged for r >= 3"), so B6 is audited at r = 3.
@@ -128,24 +202,27 @@ _MASKED = ("; not detectable at any Theorem 1 instance: the wiring picks k with 
            "learner's, draw for draw")
 _PARALLEL = ("; blm-t1 audits it at split = 'parallel' (spec 6.6: flagged at parallel-split M; under "
              "the paper split it realizes at most eps = the claim, flagged there only --against certified)")
-T1_VARIANTS = {**M_VARIANTS,
-               "b2": M_VARIANTS["b2"] + _MASKED, "b3": M_VARIANTS["b3"] + _MASKED,
-               "b4": M_VARIANTS["b4"] + _MASKED,
-               "b5": M_VARIANTS["b5"] + _PARALLEL, "b10": M_VARIANTS["b10"] + _PARALLEL,
-               "b15": M_VARIANTS["b15"] + _PARALLEL,
-               "b13": M_VARIANTS["b13"] + "; not detectable at any Theorem 1 instance: pruning at "
-                      "3 eta k / 4 >= 1.5 (tau + lambda) counts leaves the argmax of noisy counts whose "
-                      "full vector is eps_H-DP (eps_H <= eps), up to a new-item term "
-                      "0.5 exp(-(3 eta k / 4 - 1) eps_H / 2) ~ 1e-11",
-               "b8": M_VARIANTS["b8"].split(" (blm-m")[0] + "; blm-t1 audits it at grid = 16, eta_emp = "
-                     "0.2 on the sorted_chain design (pruning at 3 eta k / 4 > tau removes the new-item "
-                     "route, so the leak must be one item's count moving by many: 15 chain batches drop "
-                     "h0 at once, exact ln ratio 2.6; at eta_emp = 0.5 the k = 258 batches, half of "
-                     "whose G runs FAIL, cannot hold h0 and a second item near the threshold, and at "
-                     "4 points the chain has only 3 batches)",
-               "b18": M_VARIANTS["b18"].split(" (blm-m")[0],
-               "b6": M_VARIANTS["b6"] + "; blm-t1 audits it at overlap = 3 (under the paper split "
-                     "r = 2 realizes exactly the claim, r eps / 2 = eps)"}
+_T1_SAYS = {
+    "b2": M_VARIANTS["b2"] + _MASKED, "b3": M_VARIANTS["b3"] + _MASKED,
+    "b4": M_VARIANTS["b4"] + _MASKED,
+    "b5": M_VARIANTS["b5"] + _PARALLEL, "b10": M_VARIANTS["b10"] + _PARALLEL,
+    "b15": M_VARIANTS["b15"] + _PARALLEL,
+    "b13": M_VARIANTS["b13"] + "; not detectable at any Theorem 1 instance: pruning at "
+           "3 eta k / 4 >= 1.5 (tau + lambda) counts leaves the argmax of noisy counts whose "
+           "full vector is eps_H-DP (eps_H <= eps), up to a new-item term "
+           "0.5 exp(-(3 eta k / 4 - 1) eps_H / 2) ~ 1e-11",
+    "b8": M_VARIANTS["b8"].split(" (blm-m")[0] + "; blm-t1 audits it at grid = 16, eta_emp = "
+          "0.2 on the sorted_chain design (pruning at 3 eta k / 4 > tau removes the new-item "
+          "route, so the leak must be one item's count moving by many: 15 chain batches drop "
+          "h0 at once, exact ln ratio 2.6; at eta_emp = 0.5 the k = 258 batches, half of "
+          "whose G runs FAIL, cannot hold h0 and a second item near the threshold, and at "
+          "4 points the chain has only 3 batches)",
+    "b18": M_VARIANTS["b18"].split(" (blm-m")[0],
+    "b6": M_VARIANTS["b6"] + "; blm-t1 audits it at overlap = 3 (under the paper split "
+          "r = 2 realizes exactly the claim, r eps / 2 = eps)"}
+# Theorem 1's learner: the rows of M, saying how Theorem 1's wiring changes what they show
+T1_TABLE = {k: replace(r, says=_T1_SAYS.get(k, r.says)) for k, r in M_TABLE.items()}
+T1_VARIANTS = describe(T1_TABLE)
 
 
 class PrivateLearnerM:
@@ -180,8 +257,7 @@ class PrivateLearnerM:
     def __init__(self, H: HypothesisClass, *, epsilon: float, delta: float, split: str, k: int,
                  gp: GParams, n_prime: int, eta: float, tie: int = 1, variant: str = "correct",
                  name: str = "blm-m", overlap: int = 2) -> None:
-        if variant not in M_VARIANTS:
-            raise PrivauditError(f"{name}: unknown variant {variant!r}; valid: {', '.join(M_VARIANTS)}")
+        self.row: MRow = row_of(T1_TABLE if name == "blm-t1" else M_TABLE, variant, name)
         if split not in ("parallel", "paper"):
             raise PrivauditError(f"{name}: split must be 'parallel' or 'paper', got {split!r}")
         for what, v in (("k", k), ("n_prime", n_prime), ("overlap", overlap)):
@@ -208,7 +284,7 @@ class PrivateLearnerM:
         self.pairs: list = []
         # B8's design changes batches all over the domain: query every point (<= 62, the
         # auditor's joint-event width) so that its new two-point outputs are told apart
-        self.queries = H.domain[: min(H.N, 62 if variant == "b8" else 8)]
+        self.queries = H.domain[: min(H.N, 62 if self.row.query_all else 8)]
         self._law_cache: dict[bytes, dict] = {}
 
     # -- layout -------------------------------------------------------------------------------
@@ -227,27 +303,22 @@ class PrivateLearnerM:
 
     @property
     def _hist_variant(self) -> str:
-        return self.variant if self.variant in HIST_VARIANTS else "correct"
+        return self.row.hist
 
     @property
     def _gl_variant(self) -> str:
-        return self.variant if self.variant in GL_VARIANTS else "correct"
+        return self.row.gl
 
     def layout(self, idx: np.ndarray, y: np.ndarray) -> tuple[list, tuple[np.ndarray, np.ndarray]]:
         """The k batches and S' as (domain indices, labels), per the variant's partition."""
         k, m, n2 = self.k, self.m, self.n_prime
         bx, by = idx[: k * m], y[: k * m]
-        if self.variant == "b8":
+        if self.row.sort_batches:
             order = np.lexsort((by, bx))
             bx, by = bx[order], by[order]
-        if self.variant == "b6":
-            starts = [(i // self.overlap) * m for i in range(k)]
-        elif self.variant == "b7":
-            starts = [0] * k
-        else:
-            starts = [i * m for i in range(k)]
+        starts = self.row.starts(k, m, self.overlap)
         batches = [(bx[s:s + m], by[s:s + m]) for s in starts]
-        s2 = (k * m - n2, k * m) if self.variant == "b15" else (k * m, k * m + n2)
+        s2 = (k * m - n2, k * m) if self.row.sprime_in_batches else (k * m, k * m + n2)
         return batches, (idx[s2[0]:s2[1]], y[s2[0]:s2[1]])
 
     def _shared_G(self, batches_ahead: int) -> GlobalStableLearner:
@@ -274,7 +345,7 @@ class PrivateLearnerM:
         N = self.gp.N
         for i, (xs, ys) in enumerate(batches):
             G = self.G
-            if self.variant == "b16" and i + 1 < len(batches):
+            if self.row.shared_stream and i + 1 < len(batches):
                 # the bug: batch i's stream continues into batches i+1, i+2, ... (T_i stays last)
                 rest = batches[i + 1:]
                 xs = np.concatenate([xs[:N]] + [b[0] for b in rest] + [xs[N:]])
@@ -313,7 +384,7 @@ class PrivateLearnerM:
         data = as_dataset(data)
         runs = check_runs(runs)
         qi = self.H.index(as_queries(queries, data.d))
-        if self.variant == "b14":        # the bug: one data-seeded run, replayed `runs` times
+        if self.row.data_seeded:         # the bug: one data-seeded run, replayed `runs` times
             one = self._predict(data, qi, 1, np.random.default_rng(data_seed(data)))
             return np.repeat(one, runs, axis=0)
         return self._predict(data, qi, runs, rng)
@@ -342,11 +413,11 @@ class PrivateLearnerM:
             if not det[0]:
                 first = h[:, 0]
         # step 2: Hist; step 3: pruning on the noisy estimates (FAIL excluded after Hist)
-        if self.variant == "b12":
+        if self.row.skip_hist:
             keep = (counts > 0) & ~fail[None, :]
         else:
             released, chat = hist_release(counts, self.eps_H, self.delta, self._hist_variant, rng)
-            est = counts if self.variant == "b18" else chat
+            est = counts if self.row.prune_true_counts else chat
             keep = released & (est >= self.prune_count) & ~fail[None, :]
         # step 4: GenericLearner on S' (h_default = all zeros when L' is empty)
         out = np.zeros((runs, qi.size), dtype=np.int8)
@@ -354,7 +425,7 @@ class PrivateLearnerM:
         if some.any():
             pick = gl_pick(err, keep[some], self.eps_G, self._gl_variant, rng)
             out[some] = TT[pick][:, qi]
-        if self.variant == "b11":
+        if self.row.fallback_first:
             none = ~some & ~fail[first]
             out[none] = TT[first[none]][:, qi]
         return out
@@ -363,7 +434,7 @@ class PrivateLearnerM:
     def output_law(self, data: Any) -> dict:
         """Exact law of M's output ``{truth-table bytes: prob}`` when G is deterministic on every
         batch (gadget designs) and at most `MAX_EXACT_ITEMS` distinct outputs occur."""
-        if self.variant in ("b13", "b14"):
+        if not self.row.exact:
             raise PrivauditError(f"{self.name} ({self.variant}) has no exact oracle")
         items, P, sprime = self.laws(data)
         if not np.all(P.max(axis=1) >= 1.0 - 1e-12):
@@ -375,9 +446,9 @@ class PrivateLearnerM:
         if live.size > MAX_EXACT_ITEMS:
             raise PrivauditError(f"{self.name}: exact oracle needs at most {MAX_EXACT_ITEMS} outputs")
         c = counts[live]
-        if self.variant == "b12":
+        if self.row.skip_hist:
             r = np.ones(live.size)
-        elif self.variant == "b18":
+        elif self.row.prune_true_counts:
             r = release_probabilities(c, self.eps_H, self.delta, "correct") * (c >= self.prune_count)
         else:
             r = release_probabilities(c, self.eps_H, self.delta, self._hist_variant, self.prune_count)
@@ -390,7 +461,7 @@ class PrivateLearnerM:
             if p == 0.0:
                 continue
             if not b.any():
-                h = TT[first].tobytes() if self.variant == "b11" and not fail[first] else default
+                h = TT[first].tobytes() if self.row.fallback_first and not fail[first] else default
                 law[h] = law.get(h, 0.0) + p
                 continue
             sel = live[b]
@@ -423,22 +494,8 @@ class PrivateLearnerM:
                   lambda: designs.new_item(L, tau_eff, 3.0 * b),
                   lambda: designs.gl_gap(L, max(1, round(3.0 / self.eps_G)))]
         # planted bugs whose leak only a design of their own shows (tests/algorithms/bun_livni_moran/test_blm_private.py)
-        if self.variant == "b6":  # counts move by r: blocks of a / b around the threshold
-            makers.append(lambda: designs.block_repeated_two_bucket(L, self.overlap, tau_eff, b))
-        if self.variant == "b8" and self.prune_count <= self.tau:
-            # sorting moves every run boundary: R - 1 new items, each released w.p. ~delta/4
-            # (only while tau, not a higher pruning threshold, decides a count-1 item's release)
-            makers.append(lambda: designs.sorted_shift(L))
-        if self.variant == "b8" and self.prune_count > self.tau:
-            # pruning decides the release: a chain of boundary batches that all lose h0 at once
-            makers.append(lambda: designs.sorted_chain(L, tau_eff, b))
-        if self.variant == "b9":  # argmax GL: an error gap of -1 -> +1 flips the output
-            makers.append(lambda: designs.gl_gap(L, -1))
-        if self.variant == "b15":  # one example in the last batch's T and in S'
-            makers.append(lambda: designs.overlap_tail(L, tau_eff, b, self.eps_G, self.d))
-        if self.variant == "b16":  # j + 1 spilling batches: u's count Bin(j+1, 1/2) -> j+1
-            j = max(20, math.ceil(1.25 * tau_eff))
-            makers.append(lambda: designs.shared_stream(L, min(j, self.k - 1)))
+        if self.row.design is not None:
+            makers.append(lambda: self.row.design(self, L, tau_eff, b))
         pairs = []
         for make in makers:
             try:
@@ -580,5 +637,5 @@ def blm_t1(epsilon: float = 1.0, delta: float = 1e-3, alpha: float = 0.2, beta: 
     return M
 
 
-__all__ = ["PrivateLearnerM", "M_VARIANTS", "blm_m", "blm_t1", "theorem1_parameters",
+__all__ = ["PrivateLearnerM", "M_VARIANTS", "M_TABLE", "T1_TABLE", "MRow", "blm_m", "blm_t1", "theorem1_parameters",
            "generic_learner_size", "practical_gparams"]

@@ -21,6 +21,7 @@ B. Balle, G. Barthe and M. Gaboardi, "Privacy amplification by subsampling", Neu
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,13 +32,23 @@ from audit.types import Claim, Dataset, as_dataset
 from ..common.checks import check_positive
 from ..common.hypotheses import make_class
 from ..dagan_feldman.em import ExponentialMechanismLearner
+from ..common.variants import Row, describe, row_of
 from ..registry import register
 from .hist import PAPER, gl_design
 
-SUB_VARIANTS = {
-    "correct": "uniform m-subset without replacement, then the GenericLearner (eps0-DP)",
-    "b17": "BUG B17: takes the first m records (no randomness) but keeps the amplified claim",
+@dataclass(frozen=True)
+class SubRow(Row):
+    """A blm-sub variant: how the m records are chosen."""
+
+    first_m: bool = False        # the first m records (no randomness) instead of a uniform m-subset
+
+
+SUB_TABLE = {
+    "correct": SubRow("uniform m-subset without replacement, then the GenericLearner (eps0-DP)"),
+    "b17": SubRow("BUG B17: takes the first m records (no randomness) but keeps the amplified claim",
+                  first_m=True),
 }
+SUB_VARIANTS = describe(SUB_TABLE)
 
 
 class SubsampledLearner:
@@ -46,8 +57,7 @@ class SubsampledLearner:
     name = "blm-sub"
 
     def __init__(self, H, eps0: float, frac: float, variant: str) -> None:
-        if variant not in SUB_VARIANTS:
-            raise PrivauditError(f"blm-sub: unknown variant {variant!r}; valid: {', '.join(SUB_VARIANTS)}")
+        self.row = row_of(SUB_TABLE, variant, "blm-sub")
         self.H, self.eps0, self.frac, self.variant = H, eps0, frac, variant
         cand = np.arange(H.size)
         self._wor = ExponentialMechanismLearner(H, eps0, cand, frac, False, "correct", self.name)
@@ -66,13 +76,13 @@ class SubsampledLearner:
 
     def predict(self, data: Any, queries: Any, runs: int, rng: np.random.Generator) -> np.ndarray:
         data = as_dataset(data)
-        if self.variant == "b17":
+        if self.row.first_m:
             return self._full.predict(self._first(data), queries, runs, rng)
         return self._wor.predict(data, queries, runs, rng)
 
     def exact(self, data: Any, queries: Any) -> np.ndarray:
         data = as_dataset(data)
-        if self.variant == "b17":
+        if self.row.first_m:
             return self._full.exact(self._first(data), queries)
         return self._wor.exact(data, queries)
 
@@ -107,4 +117,4 @@ def blm_sub(eps0: float = 2.0, frac: float = 0.25, cls: str = "thr", grid: int =
     return L
 
 
-__all__ = ["SubsampledLearner", "blm_sub", "SUB_VARIANTS", "sub_design"]
+__all__ = ["SubsampledLearner", "blm_sub", "SUB_VARIANTS", "SUB_TABLE", "sub_design"]
