@@ -46,6 +46,30 @@ from .domain import learner_domain
 
 PUBLIC_SEED = 0x1AC5_0011          # fixed: family datasets must not depend on any audit's seed
 MAX_K = 5_000
+MIN_DRAWS = 64                     # Lemma 25 draws 2^{n-1} directions: only 2 in the plane
+
+
+def _pad(datasets: list[Dataset], size: int | None, points: np.ndarray, family: str) -> list[Dataset]:
+    """Every dataset grown to `size` records with the SAME public background (alternately the
+    lowest domain point labelled 0 and the highest labelled 1, consistent with every threshold
+    family here), so pairwise distances do not change: for learners that take a fixed n."""
+    if size is None:
+        return datasets
+    n0 = max(S.n for S in datasets)
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < n0:
+        raise PrivauditError(f"{family} size must be an integer >= {n0} (the family's own records), "
+                             f"got {size!r}")
+    extra = int(size) - n0
+    if extra == 0 and all(S.n == n0 for S in datasets):
+        return datasets
+    lo, hi = points[0], points[-1]
+    out = []
+    for S in datasets:
+        k = int(size) - S.n
+        Xb = np.array([lo if i % 2 == 0 else hi for i in range(k)]).reshape(k, -1)
+        yb = np.array([i % 2 for i in range(k)], dtype=np.int8)
+        out.append(Dataset(np.vstack([S.X, Xb]), np.concatenate([S.y, yb])))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -82,7 +106,7 @@ def _snap(P: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def lb5(learner: Any, *, alpha: float | None = None, M: float | None = None, design: str = "small-k",
-        m: int | None = None, K: int | None = None) -> PackingFamily:
+        m: int | None = None, K: int | None = None, size: int | None = None) -> PackingFamily:
     """The Theorem 5 family on `learner`'s 1-D domain (see the module docstring).
 
     Parameters
@@ -98,6 +122,9 @@ def lb5(learner: Any, *, alpha: float | None = None, M: float | None = None, des
         Records per dataset for the paper design (default M).
     K : int, optional
         Use only the first K targets (default: all ``floor(1/eta) - 1``).
+    size : int, optional
+        Pad every dataset to this many records with one common public background (`_pad`), for
+        learners that take a fixed n; distances are unchanged.
     """
     if alpha is None:
         c = claim_of(learner)
@@ -146,12 +173,13 @@ def lb5(learner: Any, *, alpha: float | None = None, M: float | None = None, des
             x = np.where(inside, z[j] - eta / 3 + (2 * eta / 3) * u, u)
             xi = P[_snap(P, x)]
             datasets.append(Dataset(xi.reshape(-1, 1), (xi >= z[j]).astype(np.int8)))
+    datasets = _pad(datasets, size, P.reshape(-1, 1), "lb5")
     return PackingFamily(datasets, Q.reshape(-1, 1), centres, 0, name="lb5",
                          description=f"Chaudhuri & Hsu Theorem 5 ({design} design): thresholds, "
                                      f"{K_all} targets z = j*eta, regions G_z = [z - eta/3, z + eta/3]",
                          relation="replace-one",
                          params={"alpha": alpha, "M": M, "eta": eta, "K": K_all, "design": design,
-                                 "m": mm})
+                                 "m": mm, "size": datasets[0].n})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,19 +211,21 @@ def _greedy(patterns: np.ndarray, centre: np.ndarray, ball: int, sep: int) -> np
 
 
 def _label_family(X: np.ndarray, P: np.ndarray, sep: int, name: str, description: str,
-                  params: dict) -> PackingFamily:
+                  params: dict, size: int | None = None, points: np.ndarray | None = None) -> PackingFamily:
     if P.shape[0] < 2:
         raise PrivauditError(f"{name}: the packing has only {P.shape[0]} member(s); use a larger "
                              f"ball or a smaller s")
     radius = sep // 2                        # 2 radius <= sep < separation: disjoint balls
     datasets = [Dataset(X, row) for row in P]
+    if size is not None:
+        datasets = _pad(datasets, size, X if points is None else points, name)
     return PackingFamily(datasets, X, P, radius, name=name, description=description,
                          relation="label", params={**params, "packing_size": int(P.shape[0]),
                                                    "radius": radius})
 
 
 def lemma11(learner: Any, *, m: int | None = None, s: float = 0.0625, ball: float = 4.0,
-            h0: int | None = None) -> PackingFamily:
+            h0: int | None = None, size: int | None = None) -> PackingFamily:
     """Lemma 11's family on `learner`'s class: X = m evenly spread domain points, an s-packing
     of ``B_X(h0, ball * s)`` (ball = 4 in the lemma), datasets ``S_{X,h}``, regions
     ``B_X(h, s/2)``.
@@ -211,6 +241,9 @@ def lemma11(learner: Any, *, m: int | None = None, s: float = 0.0625, ball: floa
         i.e. ball = 2 with s = 2 eps).
     h0 : int, optional
         Row of the pattern list used as the centre (default: the middle pattern).
+    size : int, optional
+        Pad every dataset to this many records (one common background, labels fixed): for
+        learners that take a fixed n.
     """
     dom = learner_domain(learner)
     m = min(16, dom.N) if m is None else m
@@ -227,17 +260,18 @@ def lemma11(learner: Any, *, m: int | None = None, s: float = 0.0625, ball: floa
     return _label_family(points[X_idx], P, sep, "lemma11",
                          "Chaudhuri & Hsu Lemma 11 / Theorem 12: s-packing of B_X(h0, 4s), "
                          "datasets S_{X,h}, regions B_X(h, s/2) (label moves only)",
-                         {"m": int(len(X_idx)), "s": s, "ball": ball})
+                         {"m": int(len(X_idx)), "s": s, "ball": ball}, size, points)
 
 
 # ---------------------------------------------------------------------------------------------
 # Lemma 25 (Long's random packing of homogeneous separators)
 # ---------------------------------------------------------------------------------------------
 def long_packing(u: np.ndarray, r: float, rng: np.random.Generator, N: int | None = None) -> np.ndarray:
-    """Long (1995) / Lemma 25: N = 2^{n-1} directions uniform in the cap ``arccos(u.v)/pi <= r``,
-    then one of every close pair (``arccos(v.w)/pi <= r/2``) removed. Returns (k, n) unit rows."""
+    """Long (1995) / Lemma 25: N = 2^{n-1} directions (at least `MIN_DRAWS`) uniform in the cap
+    ``arccos(u.v)/pi <= r``, then one of every close pair (``arccos(v.w)/pi <= r/2``) removed.
+    Returns (k, n) unit rows."""
     n = u.size
-    N = 2 ** (n - 1) if N is None else N
+    N = max(2 ** (n - 1), MIN_DRAWS) if N is None else N
     theta_max = math.pi * r
     V = []
     while sum(len(v) for v in V) < N:                 # rejection from the sphere into the cap
@@ -255,7 +289,8 @@ def long_packing(u: np.ndarray, r: float, rng: np.random.Generator, N: int | Non
     return V[keep]
 
 
-def sphere_packing(learner: Any, *, m: int = 32, r: float = 0.25, N: int | None = None) -> PackingFamily:
+def sphere_packing(learner: Any, *, m: int = 32, r: float = 0.25, N: int | None = None,
+                   size: int | None = None) -> PackingFamily:
     """Lemma 25's family on `learner`'s domain in R^n (n = the domain's dimension, >= 2): a fixed
     X of m domain points (public seed), Long's packing of separators around a public u, datasets
     X labelled by ``1[w . x >= 0]``; the labellings are thinned so that the Hamming balls on X
@@ -273,21 +308,16 @@ def sphere_packing(learner: Any, *, m: int = 32, r: float = 0.25, N: int | None 
     u = rng.standard_normal(n)
     u /= np.linalg.norm(u)
     W = long_packing(u, r, rng, N)
-    pats = np.unique((X @ W.T >= 0).T.astype(np.int8), axis=0)
-    if pats.shape[0] < 2:
+    # distinct labellings of X by the survivors; Hamming balls of the largest common radius
+    # that keeps them disjoint (Lemma 23's rho_X-vs-rho_D step, done exactly on this X)
+    P = np.unique((X @ W.T >= 0).T.astype(np.int8), axis=0)
+    if P.shape[0] < 2:
         raise PrivauditError("sphere-packing: every separator labels X the same way; raise m or r")
-    # keep a greedy subset whose minimum separation is as large as possible while >= 2 members
-    sep = max(1, int(np.median(np.count_nonzero(pats[:, None] != pats[None], axis=2))) // 2)
-    while True:
-        P = _greedy(pats, pats[0], X.shape[0], sep)
-        if P.shape[0] >= 2 or sep == 0:
-            break
-        sep -= 1
     return _label_family(X, P, min_separation(P) - 1, "sphere-packing",
                          "Chaudhuri & Hsu Lemma 25 (Long 1995): random packing of homogeneous "
                          "separators in a cap, datasets X labelled by each (label moves only)",
-                         {"m": int(m), "r": r, "n": n, "drawn": int(2 ** (n - 1) if N is None else N),
-                          "survivors": int(W.shape[0])})
+                         {"m": int(m), "r": r, "n": n, "drawn": int(max(2 ** (n - 1), MIN_DRAWS) if N is None else N),
+                          "survivors": int(W.shape[0])}, size, dom.points)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -115,3 +115,20 @@ def test_ci_config_packing_and_group(tmp_path):
     a, b = cfg.audits
     assert a.packing is not None and a.packing.size == 85 and a.confirm_runs == 10_000
     assert b.group == 2 and b.request(0.95).group == 2
+
+
+@pytest.mark.ray
+def test_packing_audit_on_ray_gives_the_local_counts(ray_instance):
+    """The packing engine runs through the runner protocol: Ray tasks return the same success
+    counts as the local runner for the same seed (chunk seeds are spawn keys (4, j, chunk))."""
+    from audit.runners import LocalRunner
+    from audit.runners.ray_runner import RayRunner
+
+    L = algorithms.get("ch-a1", alpha=1.0, grid=512, eps0=0.002)
+    fam = lb5(L, M=3, K=12)
+    local = audit_packing(L, fam, claim=L.claim, runs=3_000, seed=4,
+                          runner=LocalRunner(chunk_runs=1_000))
+    with RayRunner(address=ray_instance, chunk_runs=1_000) as runner:
+        remote = audit_packing(L, fam, claim=L.claim, runs=3_000, seed=4, runner=runner)
+    assert remote.search["packing"]["successes"] == local.search["packing"]["successes"]
+    assert remote.epsilon_lower == local.epsilon_lower
