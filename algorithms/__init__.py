@@ -19,5 +19,6 @@ from . import dagan_feldman  # noqa: F401,E402
 from . import chaudhuri_hsu  # noqa: F401,E402
 from . import bun_livni_moran  # noqa: F401,E402
 from . import literature  # noqa: F401,E402
+from . import libraries  # noqa: F401,E402
 
 __all__ = ["names", "get", "info", "register", "spec", "Spec", "coerce_params"]

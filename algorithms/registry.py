@@ -32,6 +32,12 @@ class Spec:
     tags: tuple = ()
     instances: dict = field(default_factory=dict)
     expect: dict = field(default_factory=dict)
+    requires: Callable[[], str | None] | None = None
+
+    def unavailable(self) -> str | None:
+        """Why the algorithm cannot be built here (an optional library missing or untested), or
+        None when it can."""
+        return None if self.requires is None else self.requires()
 
     def expectation(self, variant: str) -> str:
         """What a black-box privacy audit of `variant` at its defaults must conclude.
@@ -75,13 +81,16 @@ EXPECTATIONS = ("violation", "pass", "white-box", "utility")
 
 def register(name: str, *, kind: str, paper: str, section: str, summary: str,
              variants: dict | None = None, tags: tuple = (),
-             instances: dict | None = None, expect: dict | None = None) -> Callable:
+             instances: dict | None = None, expect: dict | None = None,
+             requires: Callable[[], str | None] | None = None) -> Callable:
     """Decorator registering `factory(**params)` under `name` (lower case, paper-prefixed).
 
     `instances` maps a variant id to the parameters it is built with by default (its audit
     instance, see `Spec.instance`); explicit parameters passed to `get` override them.
     `expect` marks variants whose black-box audit is not expected to flag them (see
-    `Spec.expectation`): ``{"v17": "white-box"}``.
+    `Spec.expectation`): ``{"v17": "white-box"}``. `requires` (adapters of optional libraries)
+    returns why the algorithm is unavailable here, or None: `get` then refuses it with that reason
+    and `info` marks it ``unavailable``.
     """
     if kind not in ("learner", "mechanism"):
         raise ValueError(f"kind must be 'learner' or 'mechanism', got {kind!r}")
@@ -93,7 +102,7 @@ def register(name: str, *, kind: str, paper: str, section: str, summary: str,
         if "correct" not in v:
             v = {"correct": "the algorithm as published", **v}
         spec = Spec(name, factory, kind, paper, section, summary, v, tuple(tags),
-                    {k: dict(p) for k, p in (instances or {}).items()}, dict(expect or {}))
+                    {k: dict(p) for k, p in (instances or {}).items()}, dict(expect or {}), requires)
         for k, e in spec.expect.items():
             if k not in v or e not in EXPECTATIONS:
                 raise ValueError(f"{name}: expect[{k!r}] = {e!r}: needs a known variant and one of "
@@ -136,6 +145,9 @@ def get(name: str, **params: Any) -> Any:
     if unknown:
         raise PrivauditError(f"{name}: unknown parameter(s) {', '.join(unknown)}; "
                              f"valid: {', '.join(sorted(valid)) or '(none)'}")
+    reason = s.unavailable()
+    if reason:
+        raise PrivauditError(f"{name} is unavailable: {reason}")
     variant = params.get("variant", "correct")
     if variant not in s.variants:
         raise PrivauditError(f"{name}: unknown variant {variant!r}; valid: {', '.join(s.variants)}")
@@ -151,9 +163,11 @@ def get(name: str, **params: Any) -> Any:
 def info(name: str) -> dict:
     """Paper, section, claim, parameters with defaults and variants of algorithm `name`."""
     s = spec(name)
-    obj = s.factory()
+    reason = s.unavailable()
+    obj = None if reason else s.factory()
     claim = getattr(obj, "claim", None)
     certified = getattr(obj, "certified", None)
+    extra = {"unavailable": reason} if reason else {}
     return {
         "name": s.name,
         "kind": s.kind,
@@ -167,6 +181,7 @@ def info(name: str) -> dict:
         "instances": {k: {p: _jsonable(x) for p, x in d.items()} for k, d in s.instances.items()},
         "expect": {k: s.expectation(k) for k in s.variants},
         "tags": list(s.tags),
+        **extra,
     }
 
 

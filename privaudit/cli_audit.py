@@ -117,6 +117,10 @@ def run_list(args: argparse.Namespace) -> int:
         claim = f"eps={c.get('epsilon')}, delta={c.get('delta')}, {c.get('neighbours')}, {c.get('scope')}"
         print(f"{r['name']:<14} {r['kind']:<9} {claim}")
         print(f"{'':<14} {r['paper']} — {r['section']}")
+        if r.get("unavailable"):
+            print(f"{'':<14} unavailable: {r['unavailable']}")
+        if r["expect"].get("correct") == "violation":
+            print(f"{'':<14} expected verdict: violation (not private as published)")
         bugs = [v for v in r["variants"] if v != "correct"]
         if bugs:
             print(f"{'':<14} variants: {', '.join(bugs)}")
