@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from audit.errors import PrivauditError
+from audit.neighbours import parse_input_distance
 from audit.types import Claim
 
 from .loader import version
@@ -25,14 +26,16 @@ class LibraryMechanism:
     `rng` is accepted and ignored.
 
     Attributes: `claim` (what the library documents for these parameters), `domain` (the input
-    domain in words), `relation` (the library's neighbour relation), `pairs` (default adversarial
+    domain in words), `relation` (the library's neighbour relation), `input_distance` (the same as
+    an `audit.neighbours.InputDistance` where inputs keep their shape), `pairs` (default adversarial
     inputs), `library` and `library_version`.
     """
 
     reproducible = False
 
     def __init__(self, name: str, dist: str, claim: Claim, domain: str, pairs: list,
-                 params: dict, draw: Callable[[np.ndarray, int], Any], *, integer: bool = False) -> None:
+                 params: dict, draw: Callable[[np.ndarray, int], Any], *, integer: bool = False,
+                 input_distance: str | None = None) -> None:
         self.name = name
         self.library = dist
         self.library_version = version(dist)
@@ -43,6 +46,8 @@ class LibraryMechanism:
         self.params = {**params, "library": f"{dist} {self.library_version}"}
         self._draw = draw
         self._dtype = np.int64 if integer else np.float64
+        if input_distance is not None:  # add-remove of records changes the shape: none declared
+            self.input_distance = parse_input_distance(input_distance)
 
     def sample(self, inp, runs: int, rng: np.random.Generator) -> np.ndarray:
         try:

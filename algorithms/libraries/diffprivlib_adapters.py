@@ -40,7 +40,7 @@ def laplace(epsilon: float = 1.0) -> LibraryMechanism:
     mech = _mechs().Laplace(epsilon=epsilon, sensitivity=1.0)
     return LibraryMechanism("lib-diffprivlib-laplace", DIST, Claim(epsilon), "one real value",
                             [([0.0], [1.0])], {"epsilon": epsilon},
-                            lambda x, n: repeat(lambda: mech.randomise(float(x[0])), n))
+                            lambda x, n: repeat(lambda: mech.randomise(float(x[0])), n), input_distance="l1:1")
 
 
 @register("lib-diffprivlib-laplace-bounded", kind="mechanism", paper=PAPER,
@@ -57,7 +57,7 @@ def laplace_bounded(epsilon: float = 1.0, lower: float = 0.0, upper: float = 10.
                             f"one value in [{lower:g}, {upper:g}]",
                             [([lower], [lower + 1]), ([upper - 1], [upper]), ([mid], [mid + 1])],
                             {"epsilon": epsilon, "lower": lower, "upper": upper},
-                            lambda x, n: repeat(lambda: mech.randomise(float(x[0])), n))
+                            lambda x, n: repeat(lambda: mech.randomise(float(x[0])), n), input_distance="l1:1")
 
 
 @register("lib-diffprivlib-geometric", kind="mechanism", paper=PAPER,
@@ -68,7 +68,8 @@ def geometric(epsilon: float = 1.0) -> LibraryMechanism:
     mech = _mechs().Geometric(epsilon=epsilon, sensitivity=1)
     return LibraryMechanism("lib-diffprivlib-geometric", DIST, Claim(epsilon), "one integer",
                             [([0.0], [1.0])], {"epsilon": epsilon},
-                            lambda x, n: repeat(lambda: mech.randomise(int(x[0])), n), integer=True)
+                            lambda x, n: repeat(lambda: mech.randomise(int(x[0])), n), integer=True,
+                            input_distance="l1:1")
 
 
 @register("lib-diffprivlib-exponential", kind="mechanism", paper=PAPER,
@@ -90,7 +91,7 @@ def exponential(epsilon: float = 1.0, k: int = 5) -> LibraryMechanism:
 
     return LibraryMechanism("lib-diffprivlib-exponential", DIST, Claim(epsilon),
                             f"utility vectors of {k} scores", [(u, u2), (np.ones(k), np.r_[2.0, np.ones(k - 1)])],
-                            {"epsilon": epsilon, "k": k}, draw, integer=True)
+                            {"epsilon": epsilon, "k": k}, draw, integer=True, input_distance="linf:1")
 
 
 def _tool(name: str, fn: str, epsilon: float, lower: float, upper: float, pairs: list,
@@ -102,7 +103,7 @@ def _tool(name: str, fn: str, epsilon: float, lower: float, upper: float, pairs:
                             f"arrays of records in [{lower:g}, {upper:g}] (size public)", pairs,
                             {"epsilon": epsilon, **({"lower": lower, "upper": upper} if bounded else {})},
                             lambda x, n: repeat(lambda: call(x, epsilon=epsilon, **kw), n),
-                            integer=not bounded)
+                            integer=not bounded, input_distance="hamming:1")
 
 
 @register("lib-diffprivlib-mean", kind="mechanism", paper=PAPER, section="tools.mean",

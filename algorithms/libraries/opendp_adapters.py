@@ -41,7 +41,7 @@ def laplace(scale: float = 1.0) -> LibraryMechanism:
         dp.m.then_laplace(scale=scale)
     return LibraryMechanism("lib-opendp-laplace", DIST, Claim(float(scalar.map(1.0))), "one float",
                             [([0.0], [1.0])], {"scale": scale},
-                            lambda x, n: vector([float(x[0])] * n))
+                            lambda x, n: vector([float(x[0])] * n), input_distance="l1:1")
 
 
 @register("lib-opendp-geometric", kind="mechanism", paper=PAPER,
@@ -55,7 +55,7 @@ def geometric(scale: float = 1.0) -> LibraryMechanism:
     vector = (dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)) >> dp.m.then_laplace(scale=scale)
     return LibraryMechanism("lib-opendp-geometric", DIST, Claim(float(scalar.map(1))), "one integer",
                             [([0.0], [1.0])], {"scale": scale},
-                            lambda x, n: vector([int(x[0])] * n), integer=True)
+                            lambda x, n: vector([int(x[0])] * n), integer=True, input_distance="l1:1")
 
 
 @register("lib-opendp-noisy-max", kind="mechanism", paper=PAPER,
@@ -73,7 +73,8 @@ def noisy_max(scale: float = 2.0, k: int = 5) -> LibraryMechanism:
              (one, np.r_[2.0, np.ones(k - 1)]), (one, np.r_[np.zeros(k // 2), np.full(k - k // 2, 2.0)])]
     return LibraryMechanism("lib-opendp-noisy-max", DIST, Claim(float(meas.map(1.0))),
                             f"vectors of {k} scores", pairs, {"scale": scale, "k": k},
-                            lambda x, n: repeat(lambda: meas([float(v) for v in x]), n), integer=True)
+                            lambda x, n: repeat(lambda: meas([float(v) for v in x]), n), integer=True,
+                            input_distance="linf:1")
 
 
 @register("lib-opendp-sum", kind="mechanism", paper=PAPER,
