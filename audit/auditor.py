@@ -49,6 +49,7 @@ from .interfaces import (
     own_queries,
     params_of,
 )
+from .determinism import nondeterminism
 from .neighbours import (
     NOT_CHECKED_NOTE,
     check_input_neighbours,
@@ -292,6 +293,9 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
     if not pairs:
         raise PrivauditError("nothing to audit: no pairs of inputs")
     runner = runner if runner is not None else LocalRunner()
+    # same seed, same outputs? (a small chunk run twice, on a stream of its own; audit.determinism)
+    nondet = nondeterminism(blackbox, pairs[0].a, pairs[0].queries, seed) \
+        if is_reproducible(blackbox) else None
     t0 = time.perf_counter()
     cands = explore(blackbox, pairs, claim=claim, explore_runs=explore_runs, confirm_runs=confirm_runs,
                     confidence=confidence, tests=tests, seed=seed, runner=runner, journal=journal,
@@ -335,6 +339,8 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
     if not is_reproducible(blackbox):
         notes.append("runs not reproducible: the black box draws from its own entropy and ignores "
                      "the seed, so a rerun gives other counts (the bound is valid all the same)")
+    if nondet is not None:
+        notes.append(nondet)
     ceiling = stats.max_certifiable_epsilon(confirm_runs, confidence, m, claim.delta)
     if seq_info is not None:
         ceiling = sequential_ceiling(confirm_runs, confidence, m, claim.delta)
@@ -353,7 +359,8 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
         seed=seed, params=dict(params or params_of(blackbox)),
         certified=certified if certified is not None else certified_of(blackbox),
         against=against, search=search,
-        runner={**runner.describe(), **({} if is_reproducible(blackbox) else {"reproducible": False})},
+        runner={**runner.describe(), **({} if is_reproducible(blackbox) and nondet is None
+                                        else {"reproducible": False})},
         timings={"explore_s": round(t1 - t0, 4), "confirm_s": round(t2 - t1, 4),
                  "total_s": round(t2 - t0, 4)},
         versions=_provenance(blackbox), notes=notes)

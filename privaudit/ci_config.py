@@ -319,6 +319,8 @@ def parse_config(text: str, path: str = "<config>", base_dir: str | Path = ".") 
     """Validate CI config `text` (see `load_config`); `base_dir` resolves relative file paths."""
     try:
         raw = tomllib.loads(text)
+    except RecursionError:
+        raise ConfigError([f"{path}: the CI config is nested too deeply"]) from None
     except tomllib.TOMLDecodeError as exc:
         # tomllib's message already ends with "(at line L, column C)"
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))

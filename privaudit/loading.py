@@ -130,6 +130,10 @@ def read_json(path: str | os.PathLike, what: str) -> Any:
     except json.JSONDecodeError as exc:
         raise PrivauditError(f"{what} file {str(path)!r} is not valid JSON: line {exc.lineno}: "
                              f"{exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise PrivauditError(f"{what} file {str(path)!r} is not UTF-8 text (byte {exc.start})") from None
+    except RecursionError:
+        raise PrivauditError(f"{what} file {str(path)!r} is nested too deeply") from None
 
 
 def _is_number(c: str) -> bool:
@@ -147,6 +151,10 @@ def read_csv_dataset(path: str | os.PathLike) -> Dataset:
             rows = [r for r in csv.reader(f) if r and any(c.strip() for c in r)]
     except OSError as exc:
         raise PrivauditError(f"cannot read data file {str(path)!r}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise PrivauditError(f"data file {str(path)!r} is not UTF-8 text (byte {exc.start})") from None
+    except csv.Error as exc:
+        raise PrivauditError(f"data file {str(path)!r} is not CSV: {exc}") from None
     if rows and not any(_is_number(c) for c in rows[0]):  # a header: no cell is a number
         rows = rows[1:]
     if not rows:

@@ -48,6 +48,41 @@ def _version_error(found: Any, reads: int, what: str) -> PrivauditError:
                           f"version {reads} only ({hint})")
 
 
+def _no_constant(name: str) -> Any:
+    raise PrivauditError(f"not strict JSON: the literal {name} (privaudit writes non-finite "
+                         f"numbers as the strings \"nan\", \"inf\")")
+
+
+_FINITE_KEYS = ("epsilon_lower", "delta_lower", "confidence", "max_certifiable_epsilon")
+
+
+def check_result_values(d: dict, where: str = "result") -> None:
+    """What a schema cannot say: the numbers behind a verdict are consistent.
+
+    No NaN where a bound or the confidence stands; every confirmed test has ``n >= 1`` runs per
+    side and ``0 <= k <= n`` runs in its event; bounds that are probabilities lie in [0, 1].
+    """
+    for k in _FINITE_KEYS:
+        v = d.get(k)
+        if v == "nan" or (isinstance(v, float) and v != v):
+            raise PrivauditError(f"{where}: {k} is NaN")
+    for i, t in enumerate(d.get("confirmed") or []):
+        if not isinstance(t, dict):
+            continue
+        for side in ("p", "q"):
+            k, n = t.get(f"k_{side}"), t.get(f"n_{side}")
+            if isinstance(n, (int, float)) and not isinstance(n, bool) and n < 1:
+                raise PrivauditError(f"{where}: confirmed[{i}].n_{side} = {n}: a bound needs at "
+                                     f"least one run")
+            if isinstance(k, (int, float)) and isinstance(n, (int, float)) and not 0 <= k <= n:
+                raise PrivauditError(f"{where}: confirmed[{i}].k_{side} = {k} is not in "
+                                     f"[0, n_{side} = {n}]")
+        for b in ("p_lo", "q_hi"):
+            v = t.get(b)
+            if v == "nan" or (isinstance(v, (int, float)) and not 0 <= v <= 1):
+                raise PrivauditError(f"{where}: confirmed[{i}].{b} = {v} is not a probability")
+
+
 def from_obj(d: Any) -> AuditResult | SuiteResult:
     """An `AuditResult` or `SuiteResult` from its parsed JSON, after a schema check."""
     if not isinstance(d, dict):
@@ -56,6 +91,9 @@ def from_obj(d: Any) -> AuditResult | SuiteResult:
         if d.get("schema_version") != SUITE_SCHEMA_VERSION:
             raise _version_error(d.get("schema_version"), SUITE_SCHEMA_VERSION, "a suite result")
         check(d, SUITE_SCHEMA, "suite result")
+        for i, e in enumerate(d.get("entries") or []):
+            if isinstance(e, dict) and isinstance(e.get("result"), dict):
+                check_result_values(e["result"], f"entries[{i}].result")
         return SuiteResult.from_dict(d)
     if "format" in d:
         raise PrivauditError(f"unknown result format {d['format']!r}; expected an audit result or "
@@ -63,13 +101,14 @@ def from_obj(d: Any) -> AuditResult | SuiteResult:
     if d.get("schema_version") != SCHEMA_VERSION:
         raise _version_error(d.get("schema_version"), SCHEMA_VERSION, "an audit result")
     check(d, RESULT_SCHEMA, "audit result")
+    check_result_values(d)
     return AuditResult.from_dict(d)
 
 
 def loads(text: str) -> AuditResult | SuiteResult:
     """Parse JSON text written by `to_json`."""
     try:
-        d = json.loads(text)
+        d = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise PrivauditError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     return from_obj(d)
@@ -95,6 +134,8 @@ def load(path: str | os.PathLike) -> AuditResult | SuiteResult:
         return loads(text)
     except PrivauditError as exc:
         raise PrivauditError(f"{os.fspath(path)}: {exc}") from None
+    except RecursionError:
+        raise PrivauditError(f"{os.fspath(path)}: nested too deeply to be a result") from None
 
 
 __all__ = ["to_json", "to_dict", "load", "loads", "from_obj", "jsonable"]

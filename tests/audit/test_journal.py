@@ -21,6 +21,7 @@ import pytest
 
 import algorithms
 from audit import audit
+from audit.determinism import CHECK_RUNS
 from audit.journal import Journal, fingerprint
 from privaudit.progress import ProgressRunner, make_progress, progress_enabled
 from audit.reducers import (CodeCounter, CodeCounts, CodeSet, EventCounter, EventCounts,
@@ -291,7 +292,8 @@ def test_cli_sigterm_then_resume_gives_identical_result(tmp_path, monkeypatch, c
     log = tmp_path / "calls.log"
     monkeypatch.setenv("SLOWBB_LOG", str(log))
     assert _main_in_process(["--resume", str(out), "--runner", "local", "--quiet"], monkeypatch) == 0
-    chunk_calls = [int(x) for x in log.read_text().split() if int(x) != 2000]  # not the pilots
+    # not the pilots (2,000 runs) nor the determinism check's two calls (audit.determinism)
+    chunk_calls = [int(x) for x in log.read_text().split() if int(x) not in (2000, CHECK_RUNS)]
     assert len(chunk_calls) == 30 - len(lines)  # only the missing chunks were recomputed
     assert len(journal.read_text().splitlines()) == 30
     assert _result(out) == _result(tmp_path / "full")
@@ -323,7 +325,7 @@ def test_cli_without_out_keeps_an_interrupted_runs_chunks_and_cleans_up_a_finish
     log = tmp_path / "calls.log"
     monkeypatch.setenv("SLOWBB_LOG", str(log))
     assert _main_in_process(["--resume", str(kept), "--runner", "local", "--quiet"], monkeypatch) == 0
-    assert len([x for x in log.read_text().split() if int(x) != 2000]) == 30 - done
+    assert len([x for x in log.read_text().split() if int(x) not in (2000, CHECK_RUNS)]) == 30 - done
     assert (kept / "result.json").exists()
 
     # a run that finishes leaves no scratch directory behind
