@@ -38,9 +38,11 @@ lower and the smallest upper end so far) are CS too, so the bounds never move ba
 
 Stopping rule
 -------------
-After every round (one chunk of every job, taken in chunk order whatever order a cluster returns
-them in, so a seed fixes the stopping point on every runner and after a resume), stop at the first
-of:
+Rounds (one chunk of every job) are taken in chunk order whatever order a cluster returns them
+in, so a seed fixes the stopping point on every runner and after a resume. The bounds are checked
+after every round at which the runs per side have grown by `CHECK_GROWTH` (10 %) since the last
+check — after every round early on, where small chunks matter — and at the last one; at a check,
+stop at the first of:
 
 * ``violation``: some test has ``p_lo > e^epsilon q_hi + delta`` — certified at the confidence;
 * ``futility``: for every test, even with the rates at the favourable ends of their CS (``p`` at
@@ -73,6 +75,10 @@ DEFAULT_HORIZONS: tuple[tuple[float, float], ...] = ((1 / 256, 0.25), (1 / 16, 0
 # Peeks per budget: chunks are cut so that a full run takes about this many rounds.
 TARGET_ROUNDS = 256
 MIN_CHUNK_RUNS = 1024
+# The bounds are evaluated when the runs per side have grown by this factor since the last check
+# (every round while rounds are larger than that, and always at the last round): the CS is valid
+# at every time, so checking less often only saves computation (and can only lower false alarms).
+CHECK_GROWTH = 1.1
 PATH_POINTS = 200            # at most this many points of the bound's path are recorded
 _LOGIT_MAX = 700.0           # bisection bracket on the logit scale (p down to ~1e-304)
 _ITERATIONS = 200           # at most; stops when every bracket is narrower than _TOL
@@ -372,11 +378,17 @@ def confirm_sequential(blackbox: Any, pairs: Sequence[Any], chosen: Sequence[Can
             a, b = 2 * j, 2 * j + 1
             where[k] = (a, b, e) if chosen[k].direction == "a>b" else (b, a, e)
     path: list[dict] = []
-    reason, rounds = "budget", 0
+    reason, rounds, checks, next_check = "budget", 0, 0, 0.0
+    n_rounds = len(jobs[0].chunk_sizes()) if jobs else 0
     rounds_iter = runner.iter_rounds(jobs, seed, journal=journal, progress=progress)
     try:
-        for _, reds in rounds_iter:
+        for r, reds in rounds_iter:
             rounds += 1
+            runs_now = reds[0].runs
+            if runs_now < next_check and r < n_rounds - 1:
+                continue   # between checkpoints: the counts keep streaming
+            next_check = runs_now * CHECK_GROWTH
+            checks += 1
             kp = np.array([reds[a].counts[e] for a, _, e in where], dtype=np.float64)
             kq = np.array([reds[b].counts[e] for _, b, e in where], dtype=np.float64)
             np_ = np.array([reds[a].runs for a, _, _ in where], dtype=np.float64)
@@ -411,6 +423,7 @@ def confirm_sequential(blackbox: Any, pairs: Sequence[Any], chosen: Sequence[Can
         "runs_per_side": runs_per_side,
         "budget_per_side": int(confirm_runs),
         "rounds": rounds,
+        "checks": checks,
         "chunk_runs": int(jobs[0].chunk_runs) if jobs else 0,
         "alpha_per_sequence": state.alpha,
         "horizons": [list(h) for h in DEFAULT_HORIZONS],

@@ -1,0 +1,168 @@
+"""Sequential (anytime-valid) audits against fixed-budget ones.
+
+    python benchmarks/bench_sequential.py tightness            # RR at 10^6: the price in tightness
+    python benchmarks/bench_sequential.py ci                   # examples/privacy-ci.toml with/without
+    python benchmarks/bench_sequential.py bugs [--fixed] [--names dp-rr lit-...] [--json out.json]
+
+* ``tightness``: the epsilon lower bound of randomized response (epsilon = 1) at n = 10^6 runs per
+  side from the same counts, Clopper–Pearson (fixed n) against the confidence sequence (what a
+  sequential audit reports when it runs to the end), over 200 exact binomial draws; and one real
+  audit each way at seed 0.
+* ``ci``: the example CI suite, as written and with ``sequential = true`` for every audit: wall
+  time and verdicts (local runner).
+* ``bugs``: every planted privacy bug of the registry (expectation "violation") audited
+  sequentially on its own pairs at the CLI's default budget (10^5 exploration / 10^6
+  confirmation runs per side, seed 0): the verdict, the confirmation runs spent per side, and the
+  ratio budget / spent (the fixed audit always spends the budget). ``--fixed`` also runs the
+  fixed-budget audit of each, to compare verdicts and time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from dataclasses import replace
+
+import numpy as np
+
+import algorithms
+from audit import audit, sequential as S, stats
+from audit.runners import LocalRunner
+from privaudit.ci_config import load_config
+from privaudit.ci_run import run_suite
+
+
+def tightness(n: int = 10**6, draws: int = 200, confidence: float = 0.95) -> None:
+    eps = 1.0
+    p, q = math.exp(eps) / (1 + math.exp(eps)), 1 / (1 + math.exp(eps))
+    alpha = stats.per_bound_alpha(confidence, 1)
+    comps = S.components_for(n, alpha)
+    rng = np.random.default_rng(0)
+    kp, kq = rng.binomial(n, p, draws), rng.binomial(n, q, draws)
+    fixed = stats.epsilon_lower(stats.cp_lower(kp, n, alpha), stats.cp_upper(kq, n, alpha))
+    seq = stats.epsilon_lower(S.cs_lower(kp, n, alpha, comps), S.cs_upper(kq, n, alpha, comps))
+    print(f"randomized response, epsilon = {eps}, n = {n:,} per side, {draws} draws, "
+          f"confidence {confidence}:")
+    print(f"  fixed (Clopper–Pearson) epsilon_lower: mean {fixed.mean():.4f}  "
+          f"(gap to the truth {eps - fixed.mean():.4f})")
+    print(f"  sequential (confidence sequence)     : mean {seq.mean():.4f}  "
+          f"(gap to the truth {eps - seq.mean():.4f}; {(eps - seq.mean()) / (eps - fixed.mean()):.2f}x "
+          f"the fixed gap)")
+    print(f"  certifiable ceiling at n: fixed {stats.max_certifiable_epsilon(n, confidence):.3f}, "
+          f"sequential {S.max_certifiable_epsilon(n, confidence, 1):.3f}")
+    rr = algorithms.get("dp-rr", epsilon=eps)
+    for seqflag in (False, True):
+        r = audit(rr, rr.pairs, seed=0, confirm_runs=n, sequential=seqflag)
+        extra = "" if not seqflag else (f" (stopped: {r.sequential['stopped']} after "
+                                        f"{r.sequential['runs_per_side']:,} runs per side)")
+        print(f"  real audit, seed 0, {'sequential' if seqflag else 'fixed     '}: epsilon_lower "
+              f"{r.epsilon_lower:.4f}{extra}")
+
+
+def ci(path: str = "examples/privacy-ci.toml", repeats: int = 2) -> None:
+    cfg = load_config(path)
+    seq_cfg = replace(cfg, audits=[replace(a, sequential=True) for a in cfg.audits])
+    times: dict[str, list[float]] = {"fixed": [], "sequential": []}
+    verdicts = {}
+    for _ in range(repeats):
+        for label, c in (("fixed", cfg), ("sequential", seq_cfg)):
+            t = time.perf_counter()
+            suite = run_suite(c, runner=LocalRunner())
+            times[label].append(time.perf_counter() - t)
+            verdicts[label] = [(e.name, e.result.verdict if e.result else e.error, e.ok)
+                               for e in suite.entries]
+            if label == "sequential":
+                spent = [(e.name, e.result.sequential["runs_per_side"], e.result.sequential["stopped"])
+                         for e in suite.entries if e.result is not None]
+    f, s = min(times["fixed"]), min(times["sequential"])
+    print(f"{path}: {len(cfg.audits)} audits, explore/confirm per the config, local runner, "
+          f"best of {repeats}")
+    print(f"  fixed      {f:7.2f} s")
+    print(f"  sequential {s:7.2f} s   speed-up {f / s:.2f}x")
+    same = [a[:2] == b[:2] for a, b in zip(verdicts["fixed"], verdicts["sequential"])]
+    print(f"  same verdicts: {all(same)}; all expectations met: "
+          f"{all(v[2] for v in verdicts['fixed'])} / {all(v[2] for v in verdicts['sequential'])}")
+    for (name, verdict, _), (_, runs, why) in zip(verdicts["sequential"], spent):
+        print(f"    {name:<45} {verdict:<10} confirmation runs per side {runs:>9,}  ({why})")
+
+
+def bugs(names: list[str], fixed: bool, explore: int, confirm: int, out: str | None) -> None:
+    rows = []
+    pool = names or algorithms.names()
+    # mechanisms first (fast), then learners
+    pool = sorted(pool, key=lambda n: algorithms.info(n)["kind"] != "mechanism")
+    todo = [(n, v) for n in pool for v in algorithms.info(n)["variants"]
+            if algorithms.spec(n).expectation(v) == "violation"]
+    print(f"{len(todo)} planted privacy bugs; explore {explore:,}, budget {confirm:,} per side, seed 0")
+    print(f"{'algorithm':<12}{'variant':<16}{'seq':<10}{'stopped':<10}{'runs/side':>10}{'ratio':>8}"
+          f"{'s':>7}" + (f"{'fixed':>11}{'s':>7}" if fixed else ""))
+    for name, variant in todo:
+        t = time.perf_counter()
+        try:
+            obj = algorithms.get(name, variant=variant) if variant != "correct" else algorithms.get(name)
+            if not getattr(obj, "pairs", None):
+                continue
+            r = audit(obj, explore_runs=explore, confirm_runs=confirm, seed=0, runner=LocalRunner(),
+                      sequential=True)
+        except Exception as exc:   # a broken registry entry is reported, not fatal
+            print(f"{name:<12}{variant:<16}error: {type(exc).__name__}: {str(exc)[:120]}", flush=True)
+            rows.append({"algorithm": name, "variant": variant, "verdict": "error",
+                         "error": str(exc)[:300]})
+            continue
+        ts = time.perf_counter() - t
+        spent = r.sequential["runs_per_side"]
+        row = {"algorithm": name, "variant": variant, "verdict": r.verdict,
+               "stopped": r.sequential["stopped"], "runs_per_side": spent,
+               "ratio": confirm / spent, "seconds": round(ts, 2)}
+        line = (f"{name:<12}{variant:<16}{r.verdict:<10}{r.sequential['stopped']:<10}{spent:>10,}"
+                f"{confirm / spent:>8.1f}{ts:>7.1f}")
+        if fixed:
+            t = time.perf_counter()
+            rf = audit(obj, explore_runs=explore, confirm_runs=confirm, seed=0, runner=LocalRunner())
+            row.update(fixed_verdict=rf.verdict, fixed_seconds=round(time.perf_counter() - t, 2))
+            line += f"{rf.verdict:>11}{row['fixed_seconds']:>7.1f}"
+        print(line, flush=True)
+        rows.append(row)
+        if out:
+            with open(out, "w") as fh:
+                json.dump(rows, fh, indent=1)
+    flagged = [r for r in rows if r["verdict"] == "VIOLATION"]
+    if flagged:
+        ratios = [r["ratio"] for r in flagged]
+        tot = [(explore + confirm) / (explore + r["runs_per_side"]) for r in flagged]
+        print(f"\nflagged {len(flagged)} of {len(rows)}; confirmation runs ratio (budget / spent): "
+              f"median {statistics.median(ratios):.1f}x, worst {min(ratios):.2f}x; "
+              f"with exploration counted: median {statistics.median(tot):.1f}x, worst {min(tot):.2f}x")
+    missed = [(r["algorithm"], r["variant"], r["verdict"]) for r in rows if r["verdict"] != "VIOLATION"]
+    if missed:
+        print("not flagged sequentially:", missed)
+    if fixed:
+        differ = [(r["algorithm"], r["variant"]) for r in rows
+                  if "fixed_verdict" in r and r["verdict"] != r["fixed_verdict"]]
+        print("verdicts differing from the fixed audit:", differ or "none")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=("tightness", "ci", "bugs"))
+    ap.add_argument("--names", nargs="*", default=[])
+    ap.add_argument("--fixed", action="store_true")
+    ap.add_argument("--explore", type=int, default=100_000)
+    ap.add_argument("--confirm", type=int, default=1_000_000)
+    ap.add_argument("--json")
+    ap.add_argument("--config", default="examples/privacy-ci.toml")
+    a = ap.parse_args(argv)
+    if a.what == "tightness":
+        tightness(n=a.confirm)
+    elif a.what == "ci":
+        ci(a.config)
+    else:
+        bugs(a.names, a.fixed, a.explore, a.confirm, a.json)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
