@@ -25,19 +25,10 @@ from audit.errors import PrivauditError
 from audit.neighbours import InputDistance
 from audit.types import Claim
 
+from ..common.checks import check_positive
 from ..common.sampling import em_log_weights
 from ..common.variants import Row, describe, row_of
 from ..registry import register
-
-
-def _check_epsilon(epsilon: float, name: str = "epsilon") -> float:
-    try:
-        e = float(epsilon)
-    except (TypeError, ValueError):
-        raise PrivauditError(f"{name} must be a number, got {epsilon!r}") from None
-    if not math.isfinite(e) or e <= 0:
-        raise PrivauditError(f"{name} must be finite and > 0, got {epsilon!r}")
-    return e
 
 
 def _as_vector(inp, name: str) -> np.ndarray:
@@ -122,7 +113,7 @@ class RandomizedResponse:
     pairs: list = field(default_factory=lambda: [(np.array([0]), np.array([1]))])
 
     def __post_init__(self) -> None:
-        self.epsilon = _check_epsilon(self.epsilon)
+        self.epsilon = check_positive("epsilon", self.epsilon)
         self.claim = Claim(self.epsilon, 0.0, "replace-one", "model")
         self.input_distance = InputDistance("hamming", 1)   # one record (the bit) changes
         self.row = row_of(RR_TABLE, self.variant, self.name)
@@ -179,8 +170,8 @@ class LaplaceMechanism:
     pairs: list = field(default_factory=lambda: [(np.array([0.0]), np.array([1.0]))])
 
     def __post_init__(self) -> None:
-        self.epsilon = _check_epsilon(self.epsilon)
-        self.sensitivity = _check_epsilon(self.sensitivity, "sensitivity")
+        self.epsilon = check_positive("epsilon", self.epsilon)
+        self.sensitivity = check_positive("sensitivity", self.sensitivity)
         self.claim = Claim(self.epsilon, 0.0, "replace-one", "model")
         self.input_distance = InputDistance("hamming", 1)   # one record replaced
         self.row = row_of(LAPLACE_TABLE, self.variant, self.name)
@@ -222,7 +213,7 @@ class GaussianMechanism:
     pairs: list = field(default_factory=lambda: [(np.array([0.0]), np.array([1.0]))])
 
     def __post_init__(self) -> None:
-        self.epsilon = _check_epsilon(self.epsilon)
+        self.epsilon = check_positive("epsilon", self.epsilon)
         if not 0.0 < float(self.delta) < 1.0:
             raise PrivauditError(f"{self.name}: delta must be in (0, 1), got {self.delta}")
         if self.epsilon >= 1.0:
@@ -284,7 +275,7 @@ class ExponentialMechanism:
     pairs: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.epsilon = _check_epsilon(self.epsilon)
+        self.epsilon = check_positive("epsilon", self.epsilon)
         if int(self.k) < 2:
             raise PrivauditError(f"{self.name}: k must be >= 2, got {self.k}")
         self.k = int(self.k)

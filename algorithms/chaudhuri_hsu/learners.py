@@ -54,9 +54,11 @@ from typing import Any, Callable
 import numpy as np
 from scipy.special import logsumexp
 
+from audit import validate
 from audit.errors import PrivauditError
 from audit.types import Claim, Dataset, as_dataset, as_queries
 
+from ..common.checks import check_positive, check_runs
 from ..common.hypotheses import HypothesisClass
 from ..common.sampling import em_log_weights, em_sample
 from ..common.variants import Row, describe, row_of
@@ -77,28 +79,6 @@ INSTANCES = {"brk-5": {"alpha": 0.1, "epsilon_acc": 0.5}}
 # ---------------------------------------------------------------------------------------------
 # argument checking
 # ---------------------------------------------------------------------------------------------
-def _positive(name: str, v: Any, *, upper: float | None = None, allow_zero: bool = False) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
-        raise PrivauditError(f"{name} must be a finite number, got {v!r}")
-    v = float(v)
-    if v < 0 or (v == 0 and not allow_zero) or (upper is not None and v >= upper):
-        raise PrivauditError(f"{name} must be in {'[0' if allow_zero else '(0'}, "
-                             f"{upper if upper is not None else 'inf'}), got {v}")
-    return v
-
-
-def _int(name: str, v: Any, lo: int, hi: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-        raise PrivauditError(f"{name} must be an integer in [{lo}, {hi}], got {v!r}")
-    return int(v)
-
-
-def _runs(runs: Any) -> int:
-    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 0:
-        raise PrivauditError(f"runs must be a non-negative integer, got {runs!r}")
-    return int(runs)
-
-
 # ---------------------------------------------------------------------------------------------
 # the data as the learners see it
 # ---------------------------------------------------------------------------------------------
@@ -422,7 +402,7 @@ class CHLearner(ABC):
     def predict(self, data: Any, queries: Any, runs: int, rng: np.random.Generator) -> np.ndarray:
         """Fit `runs` times independently on `data`; labels of each released hypothesis at every
         query: int8 (runs, len(queries)). Records and queries must lie on the class's grid."""
-        runs = _runs(runs)
+        runs = check_runs(runs)
         s = self.summarize(data)
         qi = self.H.index(as_queries(queries, self.H.d))
         rows = self.sample_rows(s, runs, rng)
@@ -717,7 +697,7 @@ def _separators(H: HypothesisClass, rows: np.ndarray) -> list[int]:
 # registration
 # ---------------------------------------------------------------------------------------------
 def _d_u(cls: str, d_u: float) -> float:
-    return cv.D_U[cls] if d_u == 0 else _positive("d_u", d_u)
+    return cv.D_U[cls] if d_u == 0 else check_positive("d_u", d_u)
 
 
 @register("ch-em", kind="learner", paper=PAPER,
@@ -728,10 +708,10 @@ def _d_u(cls: str, d_u: float) -> float:
 def ch_em(alpha: float = 1.0, cls: str = "thr", grid: int = 64, candidates: int = 9,
           epsilon_acc: float = 0.1, variant: str = "correct") -> EMLearner:
     """CH-EM over ``candidates`` evenly spaced rows of class ``cls`` (0 = the whole class)."""
-    alpha = _positive("alpha", alpha)
+    alpha = check_positive("alpha", alpha)
     H = cv.ch_class(cls, grid)
-    L = EMLearner(H, alpha, _int("candidates", candidates, 0, 10**6), variant,
-                  _positive("epsilon_acc", epsilon_acc, upper=1.0))
+    L = EMLearner(H, alpha, validate.integer("candidates", candidates, lo=0, hi=10**6), variant,
+                  check_positive("epsilon_acc", epsilon_acc, upper=1.0, upper_open=True))
     L.pairs, L.queries = replace_designs(H, L.G)
     _variant_pairs(L, L.G)
     return L
@@ -740,12 +720,13 @@ def ch_em(alpha: float = 1.0, cls: str = "thr", grid: int = 64, candidates: int 
 def _a1(realizable: bool, alpha: float, cls: str, grid: int, eps0: float, kappa: float,
         epsilon_acc: float, delta_fail: float, C: float, d_u: float, reference: str,
         max_cover: int, variant: str) -> A1Learner:
-    alpha = _positive("alpha", alpha)
+    alpha = check_positive("alpha", alpha)
     H = cv.ch_class(cls, grid)
-    L = A1Learner(H, cls, alpha, _positive("epsilon_acc", epsilon_acc, upper=1.0),
-                  _positive("delta_fail", delta_fail, upper=1.0),
-                  _positive("eps0", eps0, allow_zero=True), _positive("kappa", kappa, allow_zero=True),
-                  _positive("C", C), _d_u(cls, d_u), reference, _int("max_cover", max_cover, 1, 10**5),
+    L = A1Learner(H, cls, alpha, check_positive("epsilon_acc", epsilon_acc, upper=1.0, upper_open=True),
+                  check_positive("delta_fail", delta_fail, upper=1.0, upper_open=True),
+                  check_positive("eps0", eps0, allow_zero=True), check_positive("kappa", kappa, allow_zero=True),
+                  check_positive("C", C), _d_u(cls, d_u), reference,
+                  validate.integer("max_cover", max_cover, lo=1, hi=10**5),
                   realizable, variant)
     if L.claim.neighbours == "add-remove":      # BRK-14's claim: add/remove moves are in scope
         L.pairs, L.queries = add_remove_designs(L)
@@ -798,10 +779,10 @@ ch_a1r.__doc__ += "\n\n    " + _A1_DOC
 def ch_a2(alpha: float = 1.0, cls: str = "thr", grid: int = 64, epsilon_acc: float = 0.1,
           scale: float = 0.0, variant: str = "correct") -> A2Learner:
     """A_2: label-private learner; ``scale`` overrides the cover scale epsilon_acc/4 (0 = paper)."""
-    alpha = _positive("alpha", alpha)
+    alpha = check_positive("alpha", alpha)
     H = cv.ch_class(cls, grid)
-    L = A2Learner(H, alpha, _positive("epsilon_acc", epsilon_acc, upper=1.0),
-                  _positive("scale", scale, allow_zero=True), variant)
+    L = A2Learner(H, alpha, check_positive("epsilon_acc", epsilon_acc, upper=1.0, upper_open=True),
+                  check_positive("scale", scale, allow_zero=True), variant)
     pairs, q = label_designs(H, L.scale)
     if L.claim.neighbours == "replace-one":      # BRK-6 claims alpha-DP: x-moves are in scope
         rp, _ = replace_designs(H, np.arange(H.size))
@@ -824,7 +805,7 @@ def ch_a2(alpha: float = 1.0, cls: str = "thr", grid: int = 64, epsilon_acc: flo
 def ch_erm(alpha: float = 1.0, cls: str = "thr", grid: int = 64) -> ERMLearner:
     """Non-private ERM (first index among minimisers) -- expected to be flagged by every audit."""
     H = cv.ch_class(cls, grid)
-    L = ERMLearner(H, _positive("alpha", alpha))
+    L = ERMLearner(H, check_positive("alpha", alpha))
     G, _ = cv.cover_u(H, "uniform", 0.12)
     L.pairs, L.queries = replace_designs(H, G)
     return L

@@ -1,28 +1,23 @@
-"""Parameter checks of the learners' factories (PrivauditError naming the parameter).
+"""Parameter checks of the learners' factories: the core's `audit.validate`, written once.
+
+Every check takes the parameter's name first, then the value, and raises a one-line
+`PrivauditError` naming the parameter (`audit.validate`). Learners call `audit.validate`
+directly; the two names here are the ones the algorithms share.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
+from audit import validate
 
-from audit.errors import PrivauditError
-
-
-# -- learner plumbing ---------------------------------------------------------------------------
-def check_positive(name: str, v: Any, *, upper: float | None = None, allow_zero: bool = False) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
-        raise PrivauditError(f"{name} must be a finite number, got {v!r}")
-    v = float(v)
-    if v < 0 or (v == 0 and not allow_zero) or (upper is not None and v > upper):
-        rng = f"(0, {upper}]" if upper is not None else "> 0"
-        raise PrivauditError(f"{name} must be in {rng}, got {v}")
-    return v
+#: A finite number > 0 (>= 0 with ``allow_zero``), at most ``upper`` (below it with ``upper_open``).
+check_positive = validate.positive
 
 
 def check_runs(runs: Any) -> int:
-    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 0:
-        raise PrivauditError(f"runs must be a non-negative integer, got {runs!r}")
-    return int(runs)
+    """The Learner contract's ``runs``: an integer >= 0."""
+    return validate.count("runs", runs, minimum=0)
+
+
+__all__ = ["check_positive", "check_runs"]

@@ -45,6 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from audit import validate
 from audit.errors import PrivauditError
 from audit.types import Dataset
 
@@ -356,9 +357,7 @@ class HypothesisClass:
 
 # -- constructors -----------------------------------------------------------------------------------
 def _check_grid(grid: int, lo: int = 1, hi: int = 100_000, what: str = "grid") -> int:
-    if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or not lo <= grid <= hi:
-        raise PrivauditError(f"{what} must be an integer in [{lo}, {hi}], got {grid!r}")
-    return int(grid)
+    return validate.integer(what, grid, lo=lo, hi=hi)
 
 
 def _line(grid: int, lo: float, hi: float) -> np.ndarray:

@@ -34,20 +34,19 @@ from functools import cached_property
 
 import numpy as np
 
+from audit import validate
 from audit.errors import PrivauditError
 from audit.types import Claim, Dataset
 
 from ..common.hypotheses import HypothesisClass, make_class
-from ..common.variants import Row, describe
+from ..common.checks import check_positive, check_runs
+from ..common.variants import Row, describe, row_of
 from ..registry import register
 from .real import (
     PAPER,
     Prepared,
     block_of_position,
     block_votes,
-    check_choice,
-    check_positive,
-    check_runs,
     fixed_block_counts,
     flip_labels,
     prepare,
@@ -150,9 +149,9 @@ class StableBaseline:
     chunk_runs: int = 1 << 15
 
     def __post_init__(self) -> None:
-        self.gamma = check_positive(self.gamma, "gamma", upper=1.0, closed=True)
-        check_choice(self.mode, "mode", ("sub", "avg"))
-        check_choice(self.variant, "variant", tuple(B1_VARIANTS))
+        self.gamma = check_positive("gamma", self.gamma, upper=1.0)
+        validate.choice("mode", self.mode, ("sub", "avg"))
+        validate.choice("variant", self.variant, tuple(B1_VARIANTS))
         self.H = make_class(self.hclass, self.grid)
         self.claim = Claim(0.0, min(self.gamma, 0.999999), "replace-one", "prediction")
         self.certified = self.claim
@@ -248,10 +247,9 @@ class AggregationBaseline:
     chunk_runs: int = 1 << 15
 
     def __post_init__(self) -> None:
-        self.epsilon = check_positive(self.epsilon, "epsilon")
-        self.alpha = check_positive(self.alpha, "alpha", upper=0.5)
-        check_choice(self.variant, "variant", tuple(B2_VARIANTS))
-        self.row = B2_TABLE[self.variant]
+        self.epsilon = check_positive("epsilon", self.epsilon)
+        self.alpha = check_positive("alpha", self.alpha, upper=0.5, upper_open=True)
+        self.row = row_of(B2_TABLE, self.variant, self.name)
         self.H = make_class(self.hclass, self.grid)
         if self.variant != "correct":
             self.name = f"df-b2[{self.variant}]"

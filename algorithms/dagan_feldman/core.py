@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from audit import validate
 from audit.errors import PrivauditError
 from audit.types import Claim, Dataset, as_dataset, as_queries
 
@@ -81,6 +82,11 @@ def summarize(H: HypothesisClass, data: Any) -> Groups:
 def hit_from_counts(G: Groups, counts: np.ndarray) -> np.ndarray:
     """Domain points present in each subsample: (r, N) bool."""
     return (np.asarray(counts, dtype=np.float64) @ G.onehot) > 0
+
+
+def check_design_n(n: int) -> int:
+    """``n``, the size of a learner's built-in audit datasets: an integer in [8, 1e7]."""
+    return validate.integer("n (size of the built-in audit datasets)", n, lo=8, hi=10**7)
 
 
 class DFLearner:

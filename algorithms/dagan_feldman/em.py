@@ -38,7 +38,7 @@ from ..common.sampling import count_distribution, em_probs, em_sample, sample_co
 from ..common.variants import Row, describe, row_of
 from ..registry import register
 from . import designs as df_designs
-from .core import PAPER, DFLearner, Groups, summarize
+from .core import PAPER, DFLearner, Groups, check_design_n, summarize
 
 @dataclass(frozen=True)
 class EMRow(Row):
@@ -193,7 +193,7 @@ def df_em(epsilon: float = 1.0, cls: str = "thr", grid: int = 64, candidates: in
     cand = (np.arange(H.size) if candidates == 0 or candidates >= H.size
             else np.unique(np.rint(np.linspace(0, H.size - 1, int(candidates))).astype(np.int64)))
     L = ExponentialMechanismLearner(H, epsilon, cand, eta, True, variant, "df-em")
-    _defaults(L, H, _check_n(n))
+    _defaults(L, H, check_design_n(n))
     return L
 
 
@@ -207,14 +207,8 @@ def df_b3(epsilon: float = 1.0, cls: str = "thr", grid: int = 64, n: int = 300,
     epsilon = check_positive("epsilon", epsilon)
     H = make_class(cls, grid)
     L = ExponentialMechanismLearner(H, epsilon, np.arange(H.size), 0.0, False, variant, "df-b3")
-    _defaults(L, H, _check_n(n))
+    _defaults(L, H, check_design_n(n))
     return L
-
-
-def _check_n(n: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 8 <= n <= 10**7:
-        raise PrivauditError(f"n (size of the built-in audit datasets) must be an integer in [8, 1e7], got {n!r}")
-    return int(n)
 
 
 __all__ = ["ExponentialMechanismLearner", "df_em", "df_b3", "EM_VARIANTS", "EM_TABLE", "EMRow", "em_scale", "em_pick"]

@@ -53,13 +53,15 @@ from functools import cached_property
 
 import numpy as np
 
+from audit import validate
 from audit.errors import PrivauditError
 from audit.types import Claim, Dataset
 
 from ..common.fitcache import cached_fit
 from ..common.hypotheses import HypothesisClass, make_class
 from ..common.sampling import em_probs, em_sample, subset_distribution
-from ..common.variants import Row, describe
+from ..common.checks import check_positive, check_runs
+from ..common.variants import Row, describe, row_of
 from ..registry import register
 from .baselines import groups_of, pair_gap_inclusion
 from .real import (
@@ -70,9 +72,6 @@ from .real import (
     aggregate_prob,
     block_of_position,
     block_votes,
-    check_choice,
-    check_positive,
-    check_runs,
     default_k,
     fixed_block_counts,
     flip_labels,
@@ -197,11 +196,10 @@ class PrivatePredictionLearner:
     _cache_token: str = field(default_factory=lambda: uuid.uuid4().hex, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.epsilon = check_positive(self.epsilon, "epsilon")
-        self.alpha = check_positive(self.alpha, "alpha", upper=0.5)
-        check_choice(self.mode, "mode", ("practical", "paper"))
-        check_choice(self.variant, "variant", tuple(PP2_VARIANTS))
-        self.row = PP2_TABLE[self.variant]
+        self.epsilon = check_positive("epsilon", self.epsilon)
+        self.alpha = check_positive("alpha", self.alpha, upper=0.5, upper_open=True)
+        validate.choice("mode", self.mode, ("practical", "paper"))
+        self.row = row_of(PP2_TABLE, self.variant, self.name)
         if not isinstance(self.flip, (bool, np.bool_)):
             raise PrivauditError(f"flip must be true or false, got {self.flip!r}")
         for nm in ("eps0", "subsample"):
@@ -230,7 +228,7 @@ class PrivatePredictionLearner:
         else:
             self.claim = Claim(self.epsilon, min(a * self.epsilon, 0.999), "replace-one", "prediction")
             self.certified = Claim(3 * self.eps0, min(self.subsample, 0.999), "replace-one", "prediction")
-        check_choice(self.partition, "partition", ("random", "fixed"))
+        validate.choice("partition", self.partition, ("random", "fixed"))
         if self.row.fixed_partition:
             self.partition = "fixed"
         self._q = self.H.N // 2

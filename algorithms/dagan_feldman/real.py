@@ -45,7 +45,8 @@ from ..common.sampling import (
     partition_method,
     skinny_matmul,
 )
-from ..common.variants import Row, describe
+from ..common.checks import check_positive, check_runs
+from ..common.variants import Row, describe, row_of
 from ..registry import register
 
 PAPER = "Dagan & Feldman, PAC learning with stable and private predictions (COLT 2020)"
@@ -55,32 +56,6 @@ AGGREGATORS = ("em", "em-no-half", "majority", "laplace")
 
 # float32 entries of one block-ERM error matrix (runs x blocks x |H|): bounds memory, stays in cache
 ERM_CHUNK = 1 << 20
-
-
-# ---------------------------------------------------------------------------------------------
-# small checked conversions
-# ---------------------------------------------------------------------------------------------
-def check_positive(v: Any, name: str, *, upper: float | None = None, closed: bool = False) -> float:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise PrivauditError(f"{name} must be a number, got {v!r}") from None
-    if not math.isfinite(x) or x <= 0 or (upper is not None and (x > upper or (x == upper and not closed))):
-        rng = f"(0, {upper}{']' if closed else ')'}" if upper is not None else "(0, inf)"
-        raise PrivauditError(f"{name} must be in {rng}, got {v!r}")
-    return x
-
-
-def check_choice(v: Any, name: str, choices: tuple) -> str:
-    if v not in choices:
-        raise PrivauditError(f"unknown {name} {v!r}; valid: {', '.join(choices)}")
-    return v
-
-
-def check_runs(runs: Any) -> int:
-    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 0:
-        raise PrivauditError(f"runs must be a non-negative integer, got {runs!r}")
-    return int(runs)
 
 
 def sigmoid(t: np.ndarray) -> np.ndarray:
@@ -489,10 +464,9 @@ class RealizablePrivateLearner:
     chunk_runs: int = 4096
 
     def __post_init__(self) -> None:
-        self.epsilon = check_positive(self.epsilon, "epsilon")
-        self.alpha = check_positive(self.alpha, "alpha", upper=0.5)
-        check_choice(self.variant, "variant", tuple(REAL_VARIANTS))
-        self.row = REAL_TABLE[self.variant]
+        self.epsilon = check_positive("epsilon", self.epsilon)
+        self.alpha = check_positive("alpha", self.alpha, upper=0.5, upper_open=True)
+        self.row = row_of(REAL_TABLE, self.variant, self.name)
         if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 0:
             raise PrivauditError(f"k must be a non-negative integer (0 = derived), got {self.k!r}")
         self.k = int(self.k) or default_k(self.epsilon, self.alpha)

@@ -58,7 +58,7 @@ from ..common.sampling import (
 from ..common.variants import Row, describe, row_of
 from ..registry import register
 from . import designs as df_designs
-from .core import PAPER, DFLearner, Groups, hit_from_counts
+from .core import PAPER, DFLearner, Groups, check_design_n, hit_from_counts
 
 MODES = ("outline", "formal", "cover")
 
@@ -378,12 +378,6 @@ class StableLearner(DFLearner):
         return self.row.release_exact(self, G, data, qi)
 
 
-def _check_n(n: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 8 <= n <= 10**7:
-        raise PrivauditError(f"n (size of the built-in audit datasets) must be an integer in [8, 1e7], got {n!r}")
-    return int(n)
-
-
 def _attach_designs(L: StableLearner, n: int) -> None:
     H = L.H
     designs = [df_designs.d3_stable_not_private(H, n), df_designs.d2_gap(H, n),
@@ -412,7 +406,7 @@ def df_sta(gamma: float = 0.05, alpha: float = 0.1, mode: str = "outline", n_pri
         raise PrivauditError(f"n_prime must be an integer >= 0 (0 = derived from gamma), got {n_prime!r}")
     L = StableLearner(make_class(cls, grid), gamma=gamma, alpha=alpha, mode=mode, n_prime=n_prime,
                       eps_em=eps_em, flip_alpha=0.0, variant=variant, name="df-sta",
-                      design_n=_check_n(n))
+                      design_n=check_design_n(n))
     L.claim = Claim(0.0, gamma, "replace-one", "prediction")
     L.certified = Claim(0.0, min(L.gamma_cert(), 0.999999), "replace-one", "prediction")
     L.theory = theory_n(gamma / 3, alpha, 0.1, L.H)
@@ -436,7 +430,7 @@ def df_cor1(epsilon: float = 1.0, alpha: float = 0.1, mode: str = "outline", n_p
     gamma = epsilon * alpha / 2      # formal/cover: Lemma 7 is then run at gamma / 3 (3x stable)
     L = StableLearner(make_class(cls, grid), gamma=gamma, alpha=alpha, mode=mode, n_prime=n_prime,
                       eps_em=eps_em, flip_alpha=alpha, variant=variant, name="df-cor1",
-                      design_n=_check_n(n))
+                      design_n=check_design_n(n))
     L.epsilon = epsilon
     L.claim = Claim(epsilon, 0.0, "replace-one", "prediction")
     cert = math.log1p((1 - 2 * alpha) * L.gamma_cert() / alpha)

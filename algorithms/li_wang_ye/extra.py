@@ -135,7 +135,7 @@ def lwy_b2(eps_EM: float = 1.0, base: str = "em", eps_A: float = 1.0, delta_A: f
     _check_neighbours(neighbours)
     neighbours = "replace-one" if neighbours == "auto" else neighbours
     _check_base(base, eps_A, delta_A)
-    u_size, v_size = _check_n(u_size, 8), _check_n(v_size, 2)
+    u_size, v_size = _check_n(u_size, 8, "u_size"), _check_n(v_size, 2, "v_size")
     H = grid_class(cls, grid)
     if H.N < 8:
         raise PrivauditError(f"lwy-b2: the built-in designs need grid >= 8, got {grid}")

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from audit import validate
 from audit.errors import PrivauditError
 from audit.types import Claim, Dataset, as_dataset, as_queries
 
@@ -153,15 +154,12 @@ def _check_base(base: str, eps_A: float, delta_A: float) -> None:
     check_positive("delta_A", delta_A, upper=0.5, allow_zero=True)
 
 
-def _check_n(n: Any, lo: int = 2) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not lo <= n <= 10**7:
-        raise PrivauditError(f"n must be an integer in [{lo}, 1e7], got {n!r}")
-    return int(n)
+def _check_n(n: Any, lo: int = 2, name: str = "n") -> int:
+    return validate.integer(name, n, lo=lo, hi=10**7)
 
 
 def _check_neighbours(neighbours: str) -> None:
-    if neighbours not in ("auto", "replace-one", "label"):
-        raise PrivauditError(f"neighbours must be 'auto', 'replace-one' or 'label', got {neighbours!r}")
+    validate.choice("neighbours", neighbours, ("auto", "replace-one", "label"))
 
 
 class LWYLearner:
@@ -602,7 +600,7 @@ def lwy_n1(epsilon: float = 1.0, t_x: tuple = (2.0,) * 10, cls: str = "thr", gri
     L = Relabel(H, epsilon, t, variant, table=N1_TABLE)
     L.name = "lwy-n1"
     L.claim = Claim(epsilon, 0.0, "replace-one", "model")
-    w_size = _check_n(w_size, 4)
+    w_size = _check_n(w_size, 4, "w_size")
     d = min(w_size - 2, max(2, int(round(7.0 / epsilon))))
     c1 = (w_size + d) // 2
     W1, W2 = designs.d1_label(w_size, c1)
@@ -668,7 +666,7 @@ def lwy_n3(epsilon: float = 0.1, base: str = "em", eps_A: float = 1.0, delta_A: 
     neighbours = "replace-one" if neighbours == "auto" else neighbours
     _check_base(base, eps_A, delta_A)
     H = grid_class(cls, grid)
-    u_size, v_size = _check_n(u_size, 2), _check_n(v_size, 1)
+    u_size, v_size = _check_n(u_size, 2, "u_size"), _check_n(v_size, 1, "v_size")
     t = u_size + v_size
     w = int(math.floor(t * (1 - epsilon) / epsilon))
     V = designs._ds([(1.0, 0, v_size // 2), (6.0, 1, v_size - v_size // 2)])
@@ -724,7 +722,7 @@ def lwy_m4(m: int = 100, n: int = 1000, base: str = "locprobe", eps_A: float = 1
            cls: str = "thr", grid: int = 8) -> SubsampledBase:
     """Certified ``(ln(1 + (m/n)(e^eps_A - 1)), 0)`` for datasets of size ``n`` (exactly tight for
     LocProbe on D2)."""
-    m, n = _check_n(m, 1), _check_n(n, 2)
+    m, n = _check_n(m, 1, "m"), _check_n(n, 2)
     if m > n:
         raise PrivauditError(f"lwy-m4: m = {m} must be <= n = {n}")
     _check_base(base, eps_A, 0.0)
@@ -748,7 +746,7 @@ W1_TABLE = {"correct": LWYRow("claims Lemma 21's 6 eps0 m / n"),
 def lwy_w1(m: int = 100, n: int = 1000, base: str = "locprobe", eps_A: float = 1.0,
            cls: str = "thr", grid: int = 8, variant: str = "correct") -> SubsampledBase:
     """W1 around A (default LocProbe); needs 6 eps0 m / n <= 1 and eps0 <= 1 (Lemma 21)."""
-    m, n = _check_n(m, 1), _check_n(n, 2)
+    m, n = _check_n(m, 1, "m"), _check_n(n, 2)
     eps_A = check_positive("eps_A", eps_A, upper=1.0)
     if 6 * eps_A * m / n > 1 + 1e-12:
         raise PrivauditError(f"lwy-w1: Lemma 21 needs 6 eps0 m / n <= 1; got {6 * eps_A * m / n:.3g}")

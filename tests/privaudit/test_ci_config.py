@@ -104,7 +104,7 @@ def test_registry_parameter_errors(tmp_path):
     ('algorithm = "dp-rr"\nclaim = { epsilon = -1.0 }', "claim: claim epsilon must be finite and >= 0"),
     ('algorithm = "dp-rr"\nclaim = { eps = 1.0 }', "claim.eps: unknown claim key"),
     ('algorithm = "dp-rr"\nclaim = 1.0', "claim: must be a table"),
-    ('algorithm = "dp-rr"\nparams = { epsilon = -2.0 }', "epsilon must be finite and > 0"),
+    ('algorithm = "dp-rr"\nparams = { epsilon = -2.0 }', "epsilon must be in (0, inf), got -2.0"),
     ('algorithm = "dp-rr"\nconfirm_runs = 2.5', "confirm_runs: must be a positive integer, got float 2.5"),
     ('algorithm = "dp-rr"\nseed = true', "seed: must be a non-negative integer, got boolean True"),
     ('algorithm = "dp-rr"\nqueries = "q.json"', "queries: applies to learners"),
