@@ -55,6 +55,7 @@ from audit.types import Claim, Dataset, as_queries
 from ..common.checks import check_positive, check_runs
 from ..registry import register
 from . import designs
+from .c2_secrecy import SecrecyLearner
 from .hist import PAPER, gl_pick, gl_probabilities, release_probabilities
 from .m import PrivateLearnerM, blm_m
 from .stable import FAIL
@@ -65,7 +66,11 @@ C2_VARIANTS = {
     "b10": "BUG: relabelling EM with temperature exp(-eps1 err) (missing 1/2): the stage realizes "
            "2 eps1; audit instance em_share = 0.75 (2 eps1 = 3 > the claim 2 on the EM stage alone; "
            "at the default share 0.5 2 eps1 equals the claim and no design found more)",
+    "s1": "BUG (mode = 'secrecy'): the 'subsample' is the first m records (no randomness) while the "
+          "amplified claim is kept (spec B17 for Corollary 2): true loss up to the stand-in's eps0 "
+          "for a change among the first m records; audit instance mode = 'secrecy', epsilon = 0.25",
 }
+MODES = ("stand-in", "secrecy")
 
 
 class AgnosticLearner:
@@ -205,12 +210,32 @@ def relabel_gap_pair(L: AgnosticLearner, gap: int) -> tuple[Dataset, Dataset]:
           section="Corollary 2 (agnostic learner) via [ABMS20] Thm 2.3 [reconstructed stand-in]",
           summary="agnostic stand-in: EM over H relabels S (eps1), then M of Theorem 17 on the "
                   "relabelled sample; (eps1 + eps_A, delta)-DP",
-          variants=C2_VARIANTS, instances={"b10": {"em_share": 0.75}})
+          variants=C2_VARIANTS, instances={"b10": {"em_share": 0.75},
+                                           "s1": {"mode": "secrecy", "epsilon": 0.25}})
 def blm_c2(epsilon: float = 2.0, delta: float = 1e-3, em_share: float = 0.5, cls: str = "point",
            grid: int = 4, split: str = "parallel", k: int = 64, n_prime: int = 20, eta: float = 0.02,
-           alpha_G: float = 0.5, budget_factor: int = 8, variant: str = "correct") -> AgnosticLearner:
+           alpha_G: float = 0.5, budget_factor: int = 8, mode: str = "stand-in",
+           epsilon0: float = 2.0, variant: str = "correct") -> Any:
     """BLM-11 practical mode: ``eps1 = em_share * epsilon`` for the relabelling EM, the rest
-    (``eps_A``) for `blm_m`'s M with the given practical parameters."""
+    (``eps_A``) for `blm_m`'s M with the given practical parameters.
+
+    ``mode="stand-in"`` (default): the stand-in itself, (epsilon, delta)-DP with epsilon its total
+    budget. ``mode="secrecy"``: Corollary 2's last step, secrecy of the sample (BLM-12,
+    `c2_secrecy`): the stand-in at total budget ``epsilon0`` runs on a uniform random subsample
+    at rate ``(e^epsilon - 1)/(e^epsilon0 - 1)``, so the claim is the target ``epsilon`` (any
+    value in (0, epsilon0]) with delta scaled by the rate (amplification bound)."""
+    if mode not in MODES:
+        raise PrivauditError(f"blm-c2: unknown mode {mode!r}; valid: {', '.join(MODES)}")
+    if mode == "secrecy":
+        target = check_positive("epsilon", epsilon)
+        inner = blm_c2(epsilon0, delta, em_share, cls, grid, split, k, n_prime, eta, alpha_G,
+                       budget_factor, "stand-in", epsilon0,
+                       variant if variant in ("b9", "b10") else "correct")
+        W = SecrecyLearner(inner, target, first_m=variant == "s1")
+        W.pairs = [W.design_pair(p) for p in inner.pairs]
+        return W
+    if variant == "s1":
+        raise PrivauditError("blm-c2: variant s1 plants its bug in mode='secrecy'")
     epsilon = check_positive("epsilon", epsilon)
     share = check_positive("em_share", em_share, upper=1.0)
     if share >= 1.0:
