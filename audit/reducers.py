@@ -46,9 +46,33 @@ def encode(outputs: np.ndarray, columns: tuple[int, ...] | None, encoding: str) 
     raise PrivauditError(f"unknown output encoding {encoding!r}")
 
 
+# Rows of at most 10 small integers (sparse vector answers, bit vectors) are packed into one int64,
+# 6 bits a column, so counting and membership run on 1-D arrays instead of row-wise comparisons.
+_PACK_BITS, _PACK_OFFSET = 6, 32
+
+
+def _packable(rows: np.ndarray) -> bool:
+    return (rows.ndim == 2 and 0 < rows.shape[1] * _PACK_BITS <= 60 and rows.size > 0
+            and int(rows.min()) >= -_PACK_OFFSET and int(rows.max()) < _PACK_OFFSET)
+
+
+def _pack(rows: np.ndarray) -> np.ndarray:
+    shifts = np.arange(rows.shape[1], dtype=np.int64) * _PACK_BITS
+    return np.bitwise_or.reduce((rows.astype(np.int64) + _PACK_OFFSET) << shifts, axis=1)
+
+
+def _unpack(packed: np.ndarray, width: int) -> np.ndarray:
+    shifts = np.arange(width, dtype=np.int64) * _PACK_BITS
+    return ((packed[:, None] >> shifts) & ((1 << _PACK_BITS) - 1)) - _PACK_OFFSET
+
+
 def _count_codes(codes: np.ndarray) -> dict:
     if codes.ndim == 2:
-        rows, counts = np.unique(codes, axis=0, return_counts=True)
+        if _packable(codes):
+            vals, counts = np.unique(_pack(codes), return_counts=True)
+            rows = _unpack(vals, codes.shape[1])
+        else:
+            rows, counts = np.unique(codes, axis=0, return_counts=True)
         return {tuple(int(v) for v in r): int(c) for r, c in zip(rows, counts)}
     if codes.size and codes.min() >= 0 and codes.max() < _BINCOUNT_LIMIT:
         bc = np.bincount(codes if codes.dtype.itemsize <= 8 and codes.dtype.kind in "iu"
@@ -111,6 +135,8 @@ class CodeSet:
             target = np.asarray(self.codes, dtype=np.int64)
             if target.ndim == 1:
                 target = target.reshape(1, -1)
+            if target.shape[1] == codes.shape[1] and _packable(codes) and _packable(target):
+                return np.isin(_pack(codes), _pack(target))
             hit = np.zeros(codes.shape[0], dtype=bool)
             for row in target:  # few rows per event; runs stay vectorised
                 hit |= np.all(codes == row, axis=1)
