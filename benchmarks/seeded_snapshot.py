@@ -38,6 +38,8 @@ def snapshot(explore: int, confirm: int, only: str | None, search: bool = False)
     for name in algorithms.names():
         if only and not name.startswith(only):
             continue
+        if name.startswith("lib-"):  # real libraries draw their own noise: nothing to snapshot
+            continue
         spec = algorithms.spec(name)
         if search and spec.kind != "learner":
             continue
