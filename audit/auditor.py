@@ -502,7 +502,8 @@ def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries:
     group : int
         Group distance k (default 1): given pairs may be up to k moves of the claim's relation
         apart, pairs the audit finds itself are grown to k moves by repeating the differing record,
-        and every bound is tested against the group claim ``(k eps, delta_k)`` of `audit.group`.
+        and every bound is tested against the group claim ``(k eps, delta_k)`` of `audit.group`
+        (the result's ``claim``; ``group`` records k).
     Other parameters as for `audit`.
 
     Returns
@@ -548,12 +549,13 @@ def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries:
                        search=search_info, against=against, differing=diffs,
                        sequential=sequential)
     if group > 1:
+        # the result's claim is the group claim actually tested, so every display stays
+        # consistent; the note keeps the individual claim and the per-individual reading
         g = result.claim
-        result.claim, result.group = claim, group
+        result.group = group
         result.notes.append(
-            f"group audit at distance k = {group} ({claim.neighbours} moves): tested against the "
-            f"group claim ({g.epsilon:g}, {g.delta:.3g}) = (k eps, delta (e^(k eps)-1)/(e^eps-1)); "
-            f"epsilon_lower is for the whole group, so per individual epsilon >= "
-            f"{per_individual(result.epsilon_lower, group):.4g} (= epsilon_lower / k); "
-            f"delta_lower is at the group epsilon {g.epsilon:g}")
+            f"group audit at distance k = {group} ({claim.neighbours} moves): the claim "
+            f"{claim.describe()} promises ({g.epsilon:g}, {g.delta:.3g}) = (k eps, delta "
+            f"(e^(k eps)-1)/(e^eps-1)) for the group, which is what was tested; per individual "
+            f"epsilon >= {per_individual(result.epsilon_lower, group):.4g} (= epsilon_lower / k)")
     return result

@@ -127,7 +127,8 @@ class AuditResult:
     timings: dict = field(default_factory=dict)
     versions: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
-    group: int = 1                  # group distance k of the pairs (audit.group); 1 = neighbours
+    group: int = 1                  # group distance k of the pairs (audit.group); 1 = neighbours;
+                                    # with k > 1 `claim` is the group claim (k eps, delta_k) tested
     sequential: dict | None = None      # audit.sequential's record when confirmed sequentially
     schema_version: int = SCHEMA_VERSION
 
@@ -141,8 +142,8 @@ class AuditResult:
                 f"(claim {c.describe()}), delta_lower = {self.delta_lower:.3g} at epsilon = {c.epsilon:g}, "
                 f"confidence {self.confidence:g}; budget can certify up to {self.max_certifiable_epsilon:.3f}")
         if self.group > 1:
-            line += (f"\n  group distance k = {self.group}: bounds are for the group, tested against "
-                     f"(k eps, delta_k); per individual epsilon >= {self.epsilon_lower / self.group:.4f}")
+            line += (f"\n  group distance k = {self.group}: the claim shown is the group claim (k eps, "
+                     f"delta_k); per individual epsilon >= {self.epsilon_lower / self.group:.4f}")
         pk = self.search.get("packing") if isinstance(self.search, dict) else None
         if isinstance(pk, dict):
             line += (f"\n  packing family {pk.get('name')}: {pk.get('datasets')} datasets up to "

@@ -53,8 +53,8 @@ def _audit_lines(r: AuditResult, heading: str = "###") -> list[str]:
                      f"{fmt(seq.get('runs_per_side'))} of {fmt(seq.get('budget_per_side'))} runs per "
                      f"side; confidence-sequence bounds, valid at any stopping time |")
     if getattr(r, "group", 1) > 1:
-        lines.append(f"| group distance | k = {r.group}: tested against (k ε, δ_k); per individual "
-                     f"ε ≥ {fmt(r.epsilon_lower / r.group)} |")
+        lines.append(f"| group distance | k = {r.group}: the claim above is the group claim (k ε, δ_k); "
+                     f"per individual ε ≥ {fmt(r.epsilon_lower / r.group)} |")
     pk = r.search.get("packing") if isinstance(r.search, dict) else None
     if isinstance(pk, dict):
         lines.append(f"| packing family | {md_escape(pk.get('name'))}: {pk.get('datasets')} datasets, "

@@ -60,7 +60,7 @@ def test_group_audit_passes_the_correct_learner_and_flags_a_planted_bug():
     budget = dict(explore_runs=20_000, confirm_runs=100_000, seed=1)
     ok = algorithms.get("ch-em", alpha=1.0)
     r = audit_learner(ok, group=3, **budget)
-    assert not r.violation and r.group == 3 and r.claim == ok.claim
+    assert not r.violation and r.group == 3 and r.claim == group_claim(ok.claim, 3)
     assert any("per individual" in n for n in r.notes)
     bad = algorithms.get("ch-em", alpha=1.0, variant="brk-1")
     rb = audit_learner(bad, group=3, **budget)
