@@ -207,11 +207,6 @@ def skinny_matmul(A: np.ndarray, W: np.ndarray) -> np.ndarray:
     return out
 
 
-def em_logits(score: np.ndarray, eps: float) -> np.ndarray:
-    """Exponential-mechanism log-weights ``-eps * score / 2`` (Lemma 4: ``exp(-eps err_S(h)/2)``)."""
-    return -0.5 * eps * np.asarray(score, dtype=np.float64)
-
-
 def em_log_weights(utilities: np.ndarray, epsilon: float, sensitivity: float = 1.0,
                    divisor: float = 2.0) -> np.ndarray:
     """Log-weights ``eps u / (divisor Delta)`` of the exponential mechanism, max subtracted [MT07].
