@@ -33,6 +33,7 @@ learning half-spaces against the uniform distribution", IEEE TNN 1995).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
@@ -332,12 +333,12 @@ def family_from_dict(d: Any, name: str = "user") -> PackingFamily:
     if missing:
         raise PrivauditError(f"packing family {name!r} lacks {', '.join(missing)}")
     unknown = sorted(set(d) - {"datasets", "queries", "centres", "radius", "name", "relation",
-                               "description"})
+                               "description", "pivot"})
     if unknown:
         raise PrivauditError(f"packing family {name!r}: unknown keys {unknown}")
     return PackingFamily(d["datasets"], d["queries"], d["centres"], d.get("radius", 0),
                          name=str(d.get("name", name)), description=str(d.get("description", "")),
-                         relation=str(d.get("relation", "replace-one")))
+                         relation=str(d.get("relation", "replace-one")), pivot=d.get("pivot"))
 
 
 FAMILIES: dict[str, Callable[..., PackingFamily]] = {
@@ -348,14 +349,17 @@ FAMILIES: dict[str, Callable[..., PackingFamily]] = {
 
 
 def build_family(name: str, learner: Any, **params: Any) -> PackingFamily:
-    """The shipped family `name` for `learner` (see `FAMILIES`)."""
+    """The shipped family `name` for `learner` (see `FAMILIES`); ``pivot=i`` (any family) names
+    the dataset the bound goes through before any run (`audit.packing.PackingFamily`)."""
     if name not in FAMILIES:
         raise PrivauditError(f"unknown packing family {name!r}; valid: {', '.join(FAMILIES)} (or a "
                              f"JSON file / module:attr of your own)")
+    pivot = params.pop("pivot", None)
     try:
-        return FAMILIES[name](learner, **params)
+        fam = FAMILIES[name](learner, **params)
     except TypeError as exc:
         raise PrivauditError(f"packing family {name!r}: {exc}") from None
+    return fam if pivot is None else replace(fam, pivot=pivot)
 
 
 __all__ = ["lb5", "lb5_eta", "lb5_K", "lemma11", "sphere_packing", "long_packing",

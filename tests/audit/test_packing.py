@@ -127,3 +127,25 @@ def test_user_membership_test_is_recorded_as_declared():
     r = audit_packing(L, fam, claim=L.claim, runs=500)
     assert any("declared, not checked" in n for n in r.notes)
     assert r.search["packing"]["regions"].startswith("user membership")
+
+
+def test_a_pivot_named_in_advance_halves_the_budget_on_one_minus_p():
+    """Spec 7.5's LB5 example (K = 598, n = 10^4, all successes): with pivot i named before the
+    runs, 1 - p_i gets (1 - confidence)/2 and the others share the other half, so the bound is
+    (1/2) ln(sum p_j / (1 - p_i)) with 1 - p_i ~ ln(40)/n: about 7.15 (spec: ~7.2)."""
+    K, n = 598, 10_000
+    D = 2 * (1 - np.eye(K, dtype=np.int64))
+    b = packing_bound(np.full(K, n), np.full(K, n), D, Claim(0.1), 0.95, pivot=0)
+    p0 = float(cp_lower(n, n, 0.025))
+    pj = float(cp_lower(n, n, 0.025 / (K - 1)))
+    assert b.epsilon_lower == pytest.approx(0.5 * math.log((K - 1) * pj / (1 - p0)), rel=1e-9)
+    assert 7.1 < b.epsilon_lower < 7.2 and b.pivot == 0
+    # a pivot with few successes gives a weak bound: the choice must come before the data
+    k = np.full(K, n)
+    k[3] = n // 2
+    weak = packing_bound(k, np.full(K, n), D, Claim(0.1), 0.95, pivot=3).epsilon_lower
+    assert weak == pytest.approx(0.5 * math.log(597 * pj / (1 - float(cp_lower(n // 2, n, 0.025)))))
+    assert weak < packing_bound(k, np.full(K, n), D, Claim(0.1), 0.95).epsilon_lower - 3
+    with pytest.raises(PrivauditError, match="pivot must be in"):
+        _toy_family(3, 1).__class__(_toy_family(3, 1).datasets, np.arange(3.0).reshape(-1, 1),
+                                    np.eye(3, dtype=np.int8), pivot=5)
