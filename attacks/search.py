@@ -479,6 +479,11 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
             pool = adv + (random_family(dom, relation, size_list, rng, max(1, candidates // 4),
                                         queries=qfix) if strategy == "white-box" else [])
     pool = _dedupe(pool)
+    if not pool:   # e.g. --data whose points lie outside the learner's domain
+        where = "neighbours of the given data" if data is not None else "candidate datasets"
+        raise PrivauditError(f"the search found no {where} to try on {name_of(learner)}: are the "
+                             f"data's points and labels in the learner's domain ({dom.d} "
+                             f"feature(s), {dom.N} domain point(s))?")
 
     history: list[dict] = []
     refused: list[dict] = []
@@ -513,6 +518,10 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         nonlocal round_index
         trials = [t for t in trials if acceptable(t)]
         if not trials:
+            if accepted and not any(accepted.values()):   # nothing left to search with
+                why = refused[0]["reason"] if refused else "no reason given"
+                raise PrivauditError(f"{name_of(learner)} refused every candidate dataset the "
+                                     f"search built (e.g. {why}); is the data in its domain?")
             return []
         scored = score_blackbox(learner, trials, runs, round_index, tally=tally, **kw)
         budget.used += 2 * runs * len(trials)

@@ -63,7 +63,7 @@ def epsilon_lower(p_lo, q_hi, delta: float = 0.0) -> np.ndarray:
     p_lo = np.asarray(p_lo, dtype=np.float64)
     q_hi = np.asarray(q_hi, dtype=np.float64)
     num = p_lo - delta
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         eps = np.log(num / q_hi)
     return np.where((num > 0) & (q_hi > 0), np.maximum(eps, 0.0), np.where(num > 0, np.inf, 0.0))
 

@@ -145,7 +145,12 @@ class Dataset:
     def from_dict(cls, d: dict) -> "Dataset":
         if not isinstance(d, dict) or "X" not in d or "y" not in d:
             raise PrivauditError('a dataset must be an object with keys "X" and "y"')
-        return cls(np.asarray(d["X"], dtype=np.float64), np.asarray(d["y"]))
+        try:
+            X, y = np.asarray(d["X"], dtype=np.float64), np.asarray(d["y"])
+        except (TypeError, ValueError, OverflowError, RecursionError) as exc:
+            raise PrivauditError(f"a dataset's X must be numbers in rows of equal length, and y "
+                                 f"labels ({type(exc).__name__}: {str(exc)[:80]})") from None
+        return cls(X, y)
 
 
 # e^epsilon must stay a finite double (exp overflows above ~709.78); 700 leaves room for the

@@ -43,7 +43,6 @@ from audit.budget import (
 from audit.errors import PrivauditError
 from audit.interfaces import declared_input_distance, is_learner
 from audit.neighbours import check_input_neighbours, parse_input_distance
-from audit.interfaces import is_learner
 from audit.packing import DEFAULT_PACKING_RUNS, check_packable
 from audit.request import AuditRequest, resolve_claim
 from audit.types import Claim

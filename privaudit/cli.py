@@ -20,8 +20,8 @@ SUBCOMMANDS = ("privaudit.cli_audit", "privaudit.cli_report", "privaudit.cli_ci"
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse's own errors: one line, exit code 2
-        self.print_usage(sys.stderr)
-        print(f"privaudit: error: {message}", file=sys.stderr)
+        # (the full usage of `audit` runs to a dozen lines; --help shows it on request)
+        print(f"privaudit: error: {message} (see `{self.prog} --help`)", file=sys.stderr)
         raise SystemExit(2)
 
 
