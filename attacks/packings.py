@@ -93,8 +93,19 @@ def _positive(name: str, v: Any) -> float:
     return float(v)
 
 
+def _domain(learner: Any, family: str):
+    """The learner's finite domain, or a one-line refusal naming the family."""
+    try:
+        return learner_domain(learner)
+    except PrivauditError:
+        raise PrivauditError(f"{family} builds its datasets on the learner's domain, and "
+                             f"{name_of(learner)!r} declares none: give it a `domain` attribute (a "
+                             f"HypothesisClass or an (N, d) array of points), or pass your own "
+                             f"family (a JSON file or module:attr)") from None
+
+
 def _line_domain(learner: Any, family: str) -> np.ndarray:
-    dom = learner_domain(learner)
+    dom = _domain(learner, family)
     if dom.d != 1:
         raise PrivauditError(f"{family} is a family of thresholds on [0, 1]; {name_of(learner)} works "
                              f"in dimension {dom.d}")
@@ -187,7 +198,7 @@ def lb5(learner: Any, *, alpha: float | None = None, M: float | None = None, des
 # Lemma 11 / Theorem 12 (label packing)
 # ---------------------------------------------------------------------------------------------
 def _class_patterns(learner: Any, X_idx: np.ndarray, family: str) -> tuple[np.ndarray, np.ndarray]:
-    dom = learner_domain(learner)
+    dom = _domain(learner, family)
     H = dom.hypotheses
     if H is None or not hasattr(H, "matrix"):
         raise PrivauditError(f"{family} needs the learner's hypothesis class (a finite class with a "
@@ -246,7 +257,7 @@ def lemma11(learner: Any, *, m: int | None = None, s: float = 0.0625, ball: floa
         Pad every dataset to this many records (one common background, labels fixed): for
         learners that take a fixed n.
     """
-    dom = learner_domain(learner)
+    dom = _domain(learner, "lemma11")
     m = min(16, dom.N) if m is None else m
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2:
         raise PrivauditError(f"lemma11 m must be an integer >= 2, got {m!r}")
@@ -296,7 +307,7 @@ def sphere_packing(learner: Any, *, m: int = 32, r: float = 0.25, N: int | None 
     X of m domain points (public seed), Long's packing of separators around a public u, datasets
     X labelled by ``1[w . x >= 0]``; the labellings are thinned so that the Hamming balls on X
     of the largest common radius are disjoint (Lemma 23's rho_X-vs-rho_D step done exactly)."""
-    dom = learner_domain(learner)
+    dom = _domain(learner, "sphere-packing")
     n = dom.d
     if n < 2:
         raise PrivauditError(f"sphere-packing needs a learner on R^n with n >= 2; {name_of(learner)} "

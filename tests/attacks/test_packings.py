@@ -9,10 +9,20 @@ import numpy as np
 import pytest
 
 import algorithms
-from attacks.packings import family_from_dict, lb5, lb5_K, lb5_eta, lemma11, sphere_packing
+from attacks.packings import (
+    build_family,
+    family_from_dict,
+    lb5,
+    lb5_K,
+    lb5_eta,
+    lemma11,
+    sphere_packing,
+)
 from audit.errors import PrivauditError
 from audit.packing import audit_packing, kmax_formula
 from audit.stats import cp_lower
+from audit.runners import LocalRunner
+from privaudit.ci_config import parse_config
 from privaudit.cli import main
 
 
@@ -108,7 +118,6 @@ def test_cli_lb5_example(capsys):
 
 
 def test_ci_config_packing_and_group(tmp_path):
-    from privaudit.ci_config import parse_config
     cfg = parse_config('[[audit]]\nalgorithm = "ch-erm"\nparams = { grid = 512 }\npacking = "lb5"\n'
                        'packing_params = { M = 3 }\nexpect = "violation"\n'
                        '[[audit]]\nalgorithm = "ch-em"\ngroup = 2\n', "ci.toml")
@@ -121,8 +130,7 @@ def test_ci_config_packing_and_group(tmp_path):
 def test_packing_audit_on_ray_gives_the_local_counts(ray_instance):
     """The packing engine runs through the runner protocol: Ray tasks return the same success
     counts as the local runner for the same seed (chunk seeds are spawn keys (4, j, chunk))."""
-    from audit.runners import LocalRunner
-    from audit.runners.ray_runner import RayRunner
+    from audit.runners.ray_runner import RayRunner     # imports ray: only in the Ray test
 
     L = algorithms.get("ch-a1", alpha=1.0, grid=512, eps0=0.002)
     fam = lb5(L, M=3, K=12)
@@ -132,3 +140,16 @@ def test_packing_audit_on_ray_gives_the_local_counts(ray_instance):
         remote = audit_packing(L, fam, claim=L.claim, runs=3_000, seed=4, runner=runner)
     assert remote.search["packing"]["successes"] == local.search["packing"]["successes"]
     assert remote.epsilon_lower == local.epsilon_lower
+
+
+def test_a_learner_without_a_domain_is_refused_by_name():
+    class Bare:
+        name = "bare"
+        claim = algorithms.get("ch-em").claim
+
+        def predict(self, data, queries, runs, rng):
+            return np.zeros((runs, len(queries)), dtype=np.int8)
+
+    for fam in ("lb5", "lemma11", "sphere-packing"):
+        with pytest.raises(PrivauditError, match=f"{fam} builds its datasets on the learner's domain"):
+            build_family(fam, Bare())
