@@ -56,7 +56,7 @@ from .neighbours import (
     check_neighbours,
     parse_input_distance,
 )
-from .provenance import git_commit, versions
+from .provenance import code_digest, git_commit, versions
 from .reducers import CodeCounter, EventCounter, HistogramCounter, lattice_exponent
 from .result import AuditResult, BoundTest, Witness
 from .sequential import STOP_REASONS, confirm_sequential
@@ -280,7 +280,11 @@ def confirm(blackbox: Any, pairs: Sequence[Pair], chosen: Sequence[Candidate], *
 
 def _provenance(blackbox: Any) -> dict:
     """Package versions, and the git commit of the audited code when it lives in a checkout."""
-    return {**versions(), "git_commit": git_commit(blackbox)}
+    commit = git_commit(blackbox)
+    out = {**versions(), "git_commit": commit}
+    if commit is None:   # installed code (pip install .): identify it by its sources' hash
+        out["code_sha256"] = code_digest(blackbox)
+    return out
 
 
 def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence: float,

@@ -8,6 +8,7 @@ missing package or a missing git is recorded as absent, never as a failed audit.
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import os
 import platform
@@ -52,6 +53,9 @@ def versions() -> dict:
             out[name] = v
     # a source tree that is not installed has no distribution metadata
     out["privaudit"] = _dist_version("privaudit") or __version__
+    digest = source_digest()
+    if digest is not None:   # identifies the installed code even without git
+        out["privaudit_source_sha256"] = digest
     try:
         out["platform"] = platform.platform()
     except Exception:  # pragma: no cover
@@ -115,4 +119,58 @@ def git_commit(path: Any = None) -> str | None:
         return None
 
 
-__all__ = ["versions", "git_commit"]
+_OWN_PACKAGES = ("audit", "algorithms", "attacks", "reports", "privaudit")
+_SOURCE_SUFFIXES = (".py", ".j2", ".json")
+
+
+@functools.lru_cache(maxsize=64)
+def _tree_digest(root: str, names: tuple[str, ...] | None) -> str | None:
+    """sha256 (16 hex digits) over the relative paths and bytes of the source files under
+    `root` (only its subfolders `names` when given), in a fixed order."""
+    h = hashlib.sha256()
+    base = Path(root)
+    tops = [base / n for n in names] if names else [base]
+    files = []
+    for top in tops:
+        if top.is_file():
+            files.append(top)
+        elif top.is_dir():
+            files += [f for f in top.rglob("*") if f.suffix in _SOURCE_SUFFIXES and f.is_file()
+                      and "__pycache__" not in f.parts]
+    if not files:
+        return None
+    for f in sorted(files):
+        h.update(str(f.relative_to(base)).encode())
+        h.update(b"\0")
+        h.update(f.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def source_digest() -> str | None:
+    """What identifies privaudit's own installed code when there is no git checkout: a hash of
+    the source files of its packages (as installed by ``pip install .`` or run from a tree)."""
+    try:
+        return _tree_digest(str(Path(__file__).resolve().parent.parent), _OWN_PACKAGES)
+    except Exception:  # pragma: no cover - never fail an audit over provenance
+        return None
+
+
+def code_digest(obj: Any) -> str | None:
+    """A hash of the audited code: the source files of the package (or module file) defining
+    `obj`'s class. With `git_commit` None (an installed package), this is what identifies it."""
+    try:
+        mod = inspect.getmodule(obj if inspect.isclass(obj) or inspect.ismodule(obj) else type(obj))
+        if mod is None:
+            return None
+        top = sys.modules.get(mod.__name__.split(".")[0], mod)
+        where = getattr(top, "__path__", None)
+        if where:
+            return _tree_digest(str(Path(list(where)[0]).resolve()), None)
+        f = getattr(mod, "__file__", None)
+        return _tree_digest(str(Path(f).resolve()), None) if f else None
+    except Exception:
+        return None
+
+
+__all__ = ["versions", "git_commit", "source_digest", "code_digest"]

@@ -105,6 +105,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 # ---------------------------------------------------------------------------------------------
 # list
 # ---------------------------------------------------------------------------------------------
+def _short(x: object) -> str:
+    """A number as people read it (4 significant digits: 0.954459 -> 0.9545); others as they are."""
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
 def run_list(args: argparse.Namespace) -> int:
 
 
@@ -114,7 +121,8 @@ def run_list(args: argparse.Namespace) -> int:
         return 0
     for r in rows:
         c = r["claim"] or {}
-        claim = f"eps={c.get('epsilon')}, delta={c.get('delta')}, {c.get('neighbours')}, {c.get('scope')}"
+        claim = (f"eps={_short(c.get('epsilon'))}, delta={_short(c.get('delta'))}, "
+                 f"{c.get('neighbours')}, {c.get('scope')}")
         print(f"{r['name']:<14} {r['kind']:<9} {claim}")
         print(f"{'':<14} {r['paper']} — {r['section']}")
         if r.get("unavailable"):
@@ -125,7 +133,7 @@ def run_list(args: argparse.Namespace) -> int:
         if bugs:
             print(f"{'':<14} variants: {', '.join(bugs)}")
         for v, p in r["instances"].items():
-            print(f"{'':<14} {v} audit instance: {', '.join(f'{k}={x}' for k, x in p.items())}")
+            print(f"{'':<14} {v} audit instance: {', '.join(f'{k}={_short(x)}' for k, x in p.items())}")
         for kind, what in (("white-box", "white-box-only bugs"), ("utility", "utility-only bugs"),
                            ("pass", "bugs masked by the wiring")):
             only = [v for v, e in r["expect"].items()

@@ -14,7 +14,7 @@ from pathlib import Path
 from audit import jsonnum
 from audit.errors import PrivauditError
 from audit.files import atomic_write_text, ensure_dir
-from audit.suite import SuiteResult
+from audit.suite import SuiteEntry, SuiteResult
 from privaudit.ci_config import load_config
 from privaudit.ci_run import make_suite_runner, run_suite
 from privaudit.options import add_timeout
@@ -128,7 +128,19 @@ def run(args: argparse.Namespace) -> int:
         baseline = _load_baseline(baseline_path)
     runner = make_suite_runner(cfg, kind, args.address)
 
+    done: list = []
+
     def progress(entry) -> None:
+        # JUnit is rewritten (atomically) after every audit: a run that dies mid-suite (a
+        # segfault, SIGKILL, a runner crash) still leaves every finished audit in the JUnit file.
+        done.append(entry)
+        if args.junit:
+            pending = [SuiteEntry(spec.name, spec.algorithm, spec.expect, False, None,
+                                  "did not finish: privaudit stopped before this audit completed")
+                       for spec in cfg.audits[len(done):]]
+            partial = SuiteResult(name=cfg.name, confidence=cfg.confidence,
+                                  correction=cfg.correction, entries=done + pending, seed=cfg.seed)
+            write_junit(partial, args.junit, fail_on_regression=args.fail_on_regression)
         if not args.quiet:
             r = entry.result
             found = f"{entry.status}, eps_lower {_fmt(r.epsilon_lower)}" if r else f"ERROR: {entry.error}"

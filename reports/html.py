@@ -50,8 +50,9 @@ def audit_view(result: AuditResult, plots: bool = True, anchor: str = "") -> dic
         "confirmed": result.confirmed, "search_tables": ctx.search_tables(result.search),
         "search_kv": ctx.kv(result.search, skip=tuple(ctx.table_keys(result.search))), "params": ctx.kv(result.params),
         "runner": ctx.kv(result.runner), "timings": ctx.kv(result.timings),
-        "versions": ctx.kv(result.versions, skip=("git_commit",)),
+        "versions": ctx.kv(result.versions, skip=("git_commit", "code_sha256")),
         "git_commit": result.versions.get("git_commit") if isinstance(result.versions, dict) else None,
+        "code_sha256": result.versions.get("code_sha256") if isinstance(result.versions, dict) else None,
     }
     if w is not None:
         p_name, q_name = ctx.direction_text(w.direction)
@@ -102,6 +103,7 @@ def suite_view(suite: SuiteResult) -> dict:
             "n_failed": sum(not e.ok for e in suite.entries),
             "versions": ctx.kv(suite.versions, skip=("git_commit",)),
             "git_commit": suite.versions.get("git_commit"),
+            "code_sha256": suite.versions.get("code_sha256"),
             "runner": ctx.kv(suite.runner), "timings": ctx.kv(suite.timings)}
 
 

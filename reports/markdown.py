@@ -72,6 +72,8 @@ def _audit_lines(r: AuditResult, heading: str = "###") -> list[str]:
         lines.append(f"| counts (p side / q side) | {fmt(t.k_p)}/{fmt(t.n_p)} vs "
                      f"{fmt(t.k_q)}/{fmt(t.n_q)} → p_lo = {fmt(t.p_lo)}, q_hi = {fmt(t.q_hi)} |")
     commit = r.versions.get("git_commit") if isinstance(r.versions, dict) else None
+    if not commit and isinstance(r.versions, dict) and r.versions.get("code_sha256"):
+        commit = f"none (source sha256 {r.versions['code_sha256']})"
     pv = r.versions.get("privaudit") if isinstance(r.versions, dict) else None
     if commit or pv:
         lines.append(f"| provenance | privaudit {md_escape(pv or '?')}"

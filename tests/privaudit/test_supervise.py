@@ -184,3 +184,31 @@ def test_own_package_names_are_refused_as_blackbox_modules(capsys):
 @pytest.mark.ray
 def test_private_ray_instance_listens_on_loopback(ray_instance):
     assert ray_instance.startswith("127.0.0.1:")
+
+
+def test_ci_junit_keeps_finished_audits_when_the_process_dies(tmp_path):
+    # audit 2's black box kills the whole process (as a segfault would): audit 1 stays in JUnit
+    (tmp_path / "killer.py").write_text(COIN.format(body="import os, signal; os.kill(os.getpid(), signal.SIGKILL)"))
+    cfg = tmp_path / "ci.toml"
+    cfg.write_text(textwrap.dedent('''
+        [defaults]
+        runner = "local"
+        explore_runs = 1000
+        confirm_runs = 2000
+        [[audit]]
+        name = "rr"
+        algorithm = "dp-rr"
+        [[audit]]
+        name = "killer"
+        blackbox = "killer:coin"
+        '''))
+    junit = tmp_path / "j.xml"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    proc = subprocess.run([sys.executable, "-P", "-m", "privaudit.cli", "ci", str(cfg), "--junit",
+                           str(junit), "--quiet"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode not in (0, 1)
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    assert set(cases) == {"rr", "killer"}
+    assert cases["rr"].find("failure") is None and cases["rr"].find("error") is None
+    assert "did not finish" in ET.tostring(cases["killer"], encoding="unicode")
