@@ -35,6 +35,7 @@ from .events import (
 )
 from .extensions import find_search
 from .group import check_group, check_within, copies, group_claim, per_individual
+from . import learned
 from .interfaces import (
     certified_of,
     declared_input_distance,
@@ -56,6 +57,7 @@ from .neighbours import (
     check_neighbours,
     parse_input_distance,
 )
+from .mixed import mixed_layout
 from .provenance import code_digest, git_commit, versions
 from .reducers import CodeCounter, EventCounter, HistogramCounter, lattice_exponent
 from .result import AuditResult, BoundTest, Witness
@@ -85,19 +87,25 @@ class Pair:
 class OutputModel:
     """How one pair's outputs are reduced: decided on pilot samples."""
 
-    kind: str                       # "labels" | "discrete" | "continuous"
+    kind: str                       # "labels" | "discrete" | "continuous" | "mixed"
     encoding: str = "value"
     width: int = 1
     projections: tuple = ()
     edges: tuple = ()
     labels: tuple = ()
     features: tuple = ()
+    featurizer: Any = None          # mixed outputs: how "no value" and values become features
+    scorers: tuple = ()             # learned scores (audit.learned), fitted on learning samples
+    score_edges: tuple = ()
 
     def explore_reducer(self):
         if self.kind == "labels":
             return CodeCounter(None, "bits")
         if self.kind == "discrete":
             return CodeCounter(None, self.encoding)
+        if self.scorers:
+            return learned.ScoreHistogramCounter(self.projections, self.edges, self.scorers,
+                                                 self.score_edges, self.features)
         return HistogramCounter(self.projections, self.edges, self.features)
 
 
@@ -179,6 +187,9 @@ def pilot(blackbox: Any, pair: Pair, key: tuple[int, ...], seed: int, runs: int)
     width = int(np.prod(outs[0].shape[1:])) if outs[0].ndim == 2 else 1
     if all(o.dtype.kind in "biu" for o in outs):
         return OutputModel("discrete", "value" if outs[0].ndim == 1 else "rows", width)
+    layout = mixed_layout(outs)
+    if layout is not None:  # a value or "no value" (NaN, or an atom such as -100) per coordinate
+        return OutputModel("mixed", "value", width, featurizer=layout)
     flat = [o.reshape(o.shape[0], -1).astype(np.float64) for o in outs]
     projections = [tuple(float(v) for v in row) for row in np.eye(width)]
     labels = [("output" if width == 1 else f"output[{j}]") for j in range(width)]
@@ -224,6 +235,9 @@ def explore(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, explore_runs:
     if models is None:
         models = [pilot(blackbox, p, tuple(key_prefix) + (i,), seed, min(PILOT_RUNS, explore_runs))
                   for i, p in enumerate(pairs)]
+    for i, (p, m) in enumerate(zip(pairs, models)):
+        if not m.scorers and not is_learner(blackbox):
+            learned.attach(blackbox, p, m, tuple(key_prefix) + (i,), seed, explore_runs)
     jobs = [Job(blackbox, inp, explore_runs, m.explore_reducer(), tuple(key_prefix) + (i, s), p.queries)
             for i, (p, m) in enumerate(zip(pairs, models)) for s, inp in enumerate((p.a, p.b))]
     reds = runner.run(jobs, seed, journal=journal, progress=progress)
@@ -236,9 +250,13 @@ def explore(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, explore_runs:
             cands += label_candidates(ra, rb, m.width, **kw)
         elif m.kind == "discrete":
             cands += discrete_candidates(ra, rb, encoding=m.encoding, **kw)
+            cands += learned.code_score_candidates(ra, rb, m.scorers, **kw)
         else:
-            cands += threshold_candidates(ra, rb, m.projections, m.edges, m.labels,
-                                          features=m.features, **kw)
+            if m.projections:
+                cands += threshold_candidates(ra, rb, m.projections, m.edges, m.labels,
+                                              features=m.features, **kw)
+            cands += learned.histogram_score_candidates(ra, rb, len(m.projections), m.scorers,
+                                                        m.score_edges, **kw)
     return cands
 
 

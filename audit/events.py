@@ -84,19 +84,48 @@ def _tail_safe_rates(kp, kq, np_, nq, level: float = 0.05):
     return cp_lower(np.asarray(kp, float), np_, level), cp_upper(np.asarray(kq, float), nq, level)
 
 
+def conservative_order(kp, kq, np_: int, nq: int, level: float = 0.05) -> np.ndarray:
+    """Codes from most to least telling by a *conservative* likelihood ratio.
+
+    The ratio ranked is ``cp_lower(k_p) / cp_upper(k_q)`` (one-sided Clopper–Pearson at `level`
+    on each side), not the plug-in ``k_p / k_q``: among many rare codes, the plug-in ratio of a
+    code seen 3 times against 0 is "large" by chance alone, and the prefix built on it confirms
+    nothing (the winner's curse; measured: the two-sided geometric mechanism at eps = 1 confirmed
+    0.85 on one or two lucky codes instead of about 1 on a tail). A code seen often with a
+    slightly smaller ratio outranks it. Ties keep the codes' order (stable sort).
+    """
+    kp = np.asarray(kp, dtype=np.float64)
+    kq = np.asarray(kq, dtype=np.float64)
+    lo = cp_lower(kp, np_, level)
+    hi = cp_upper(kq, nq, level)
+    # log scale; a code never seen on the p side ranks by how rarely it is seen on the q side
+    key = np.log(np.maximum(lo, 1e-300)) - np.log(hi) + 1e-12 * (kp - kq)
+    return np.argsort(-key, kind="stable")
+
+
 def prefix_events(codes: list, ka: np.ndarray, kb: np.ndarray, na: int, nb: int, *,
                   pair_index: int, n_confirm: int, alpha: float, claim: Claim,
                   columns: tuple[int, ...] | None, encoding: str,
-                  query_indices: tuple | None = None) -> list[Candidate]:
-    """Best Neyman–Pearson prefix event for each direction from exploration code counts."""
+                  query_indices: tuple | None = None,
+                  conservative: bool = True) -> list[Candidate]:
+    """Best Neyman–Pearson prefix event for each direction from exploration code counts.
+
+    `conservative` (mechanisms' outputs): codes ranked by `conservative_order` and the cut planned
+    with Clopper–Pearson-safe rates. Learners' joint label events keep the plug-in ranking with a
+    half pseudo-count: their exploration samples come from hand-made designs whose few codes are
+    each seen often, and the seeded results of the registry rest on it."""
     out = []
     for direction, kp, kq, np_, nq in (("a>b", ka, kb, na, nb), ("b>a", kb, ka, nb, na)):
-        ratio = ((kp + 0.5) / (np_ + 1.0)) / ((kq + 0.5) / (nq + 1.0))
-        order = np.argsort(-ratio, kind="stable")
+        if conservative:
+            order = conservative_order(kp, kq, np_, nq)
+        else:
+            ratio = ((kp + 0.5) / (np_ + 1.0)) / ((kq + 0.5) / (nq + 1.0))
+            order = np.argsort(-ratio, kind="stable")
         cp, cq = np.cumsum(kp[order]), np.cumsum(kq[order])
         if len(order) > 1:  # the set of every code seen says nothing
             cp, cq = cp[:-1], cq[:-1]
-        p_hat, q_hat = _planning_rates(cp, cq, np_, nq)
+        rates = _tail_safe_rates if conservative else _planning_rates
+        p_hat, q_hat = rates(cp, cq, np_, nq)
         i, eps, delta = _best(p_hat, q_hat, n_confirm, alpha, claim)
         chosen = tuple(codes[j] for j in order[: i + 1])
         out.append(Candidate(pair_index, direction, CodeSet(chosen, columns, encoding),
@@ -110,9 +139,40 @@ def discrete_candidates(ca: CodeCounts, cb: CodeCounts, *, pair_index: int, n_co
     codes = sorted(set(ca.table) | set(cb.table))
     ka = np.array([ca.table.get(c, 0) for c in codes], dtype=np.int64)
     kb = np.array([cb.table.get(c, 0) for c in codes], dtype=np.int64)
-    return prefix_events(codes, ka, kb, ca.runs, cb.runs, pair_index=pair_index,
-                         n_confirm=n_confirm, alpha=alpha, claim=claim, columns=None,
-                         encoding=encoding)
+    out = prefix_events(codes, ka, kb, ca.runs, cb.runs, pair_index=pair_index,
+                        n_confirm=n_confirm, alpha=alpha, claim=claim, columns=None,
+                        encoding=encoding)
+    if encoding == "value" and len(codes) > 2:
+        out += ordinal_candidates(np.asarray(codes, dtype=np.float64), ka, kb, ca.runs, cb.runs,
+                                  pair_index=pair_index, n_confirm=n_confirm, alpha=alpha,
+                                  claim=claim)
+    return out
+
+
+def ordinal_candidates(values: np.ndarray, ka: np.ndarray, kb: np.ndarray, na: int, nb: int, *,
+                       pair_index: int, n_confirm: int, alpha: float, claim: Claim,
+                       label: str = "output") -> list[Candidate]:
+    """Half-line events ``{output >= t}`` / ``{output < t}`` on an integer-valued (ordinal) output.
+
+    A tail of an integer output (the geometric mechanism's ``output <= 0``) holds every code of
+    the tail, the rare ones included, so it is certified by the tail's total count rather than by
+    how often each code happened to be seen in exploration. Thresholds sit half-way between
+    consecutive observed values; planning uses Clopper–Pearson-safe rates like continuous ones.
+    """
+    order = np.argsort(values, kind="stable")
+    v, ca, cb = values[order], ka[order], kb[order]
+    cuts = 0.5 * (v[1:] + v[:-1])          # {output >= cuts[i]} = values i+1 ..
+    ge_a, ge_b = np.cumsum(ca[::-1])[::-1][1:], np.cumsum(cb[::-1])[::-1][1:]
+    lt_a, lt_b = np.cumsum(ca)[:-1], np.cumsum(cb)[:-1]
+    out = []
+    for side, sa, sb in (("ge", ge_a, ge_b), ("lt", lt_a, lt_b)):
+        for direction, kp, kq, np_, nq in (("a>b", sa, sb, na, nb), ("b>a", sb, sa, nb, na)):
+            p_hat, q_hat = _tail_safe_rates(kp, kq, np_, nq)
+            i, eps, delta = _best(p_hat, q_hat, n_confirm, alpha, claim)
+            ev = Threshold((1.0,), float(cuts[i]), side, label)
+            out.append(Candidate(pair_index, direction, ev, int(kp[i]), np_, int(kq[i]), nq,
+                                 eps, delta, objective(claim), None, {"statistic": label}))
+    return out
 
 
 def label_candidates(ca: CodeCounts, cb: CodeCounts, width: int, *, pair_index: int,
@@ -137,7 +197,7 @@ def label_candidates(ca: CodeCounts, cb: CodeCounts, width: int, *, pair_index: 
         out += prefix_events([int(c) for c in codes], ka, kb, ca.runs, cb.runs,
                              pair_index=pair_index, n_confirm=n_confirm, alpha=alpha, claim=claim,
                              columns=tuple(range(width)), encoding="bits",
-                             query_indices=tuple(range(width)))
+                             query_indices=tuple(range(width)), conservative=False)
     return out
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from .errors import PrivauditError
 
@@ -43,8 +43,10 @@ def cp_lower(k, n, alpha: float) -> np.ndarray:
     _check_alpha(alpha)
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        lo = stats.beta.ppf(alpha, k, n - k + 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # the beta quantile itself (what stats.beta.ppf computes, bit for bit, without its
+        # per-call argument checking: this runs on every threshold grid)
+        lo = special.betaincinv(k, n - k + 1.0, alpha)
     return np.where(k <= 0, 0.0, lo)
 
 
@@ -53,8 +55,8 @@ def cp_upper(k, n, alpha: float) -> np.ndarray:
     _check_alpha(alpha)
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        hi = stats.beta.isf(alpha, k + 1.0, n - k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hi = special.betainccinv(k + 1.0, n - k, alpha)
     return np.where(k >= n, 1.0, hi)
 
 

@@ -106,8 +106,9 @@ def call_blackbox(blackbox: Any, inp: Any, queries: np.ndarray | None, runs: int
         return out.astype(np.int8, copy=False)
     if out.ndim > 2:
         raise BlackBoxError(f"mechanism {name!r} returned shape {out.shape}; outputs must be (runs,) or (runs, k)")
-    if out.dtype.kind == "f" and not np.all(np.isfinite(out)):
-        raise BlackBoxError(f"mechanism {name!r} returned NaN or infinite outputs")
+    if out.dtype.kind == "f" and np.any(np.isinf(out)):
+        # NaN is allowed: it means "no value" (audit.mixed); an infinity is a bug
+        raise BlackBoxError(f"mechanism {name!r} returned infinite outputs (use NaN for \"no value\")")
     return out
 
 

@@ -17,7 +17,7 @@ from audit import Claim
 from audit.events import (Candidate, discrete_candidates, label_candidates, objective,
                           prefix_events, select, threshold_candidates)
 from audit.reducers import CodeCounts, CodeSet, HistogramCounts, Threshold
-from audit.stats import expected_bounds
+from audit.stats import cp_lower, cp_upper, expected_bounds
 
 ALPHA = 0.025
 EPS1 = Claim(1.0)
@@ -66,14 +66,16 @@ def test_expected_bound_matches_stats_at_the_chosen_cut():
                                     alpha=ALPHA, claim=EPS1, columns=None, encoding="value"))["a>b"]
     assert c.event.codes == (0,) and c.pair_index == 3
     assert (c.k_p, c.k_q) == (7311, 2689)
-    eps, _ = expected_bounds(np.array([0.7311]), np.array([(2689 + 0.5) / 10_001]), 10**6, ALPHA, 1.0, 0.0)
+    # planned with Clopper-Pearson-safe rates on the exploration counts (the winner's curse)
+    p_safe, q_safe = cp_lower(7311, 10_000, 0.05), cp_upper(2689, 10_000, 0.05)
+    eps, _ = expected_bounds(np.array([p_safe]), np.array([q_safe]), 10**6, ALPHA, 1.0, 0.0)
     assert c.expected_epsilon == pytest.approx(float(eps[0]))
     assert 0.95 < c.expected_epsilon < 1.0      # close to the truth, never above it in plan
 
 
-def test_support_mismatch_is_planned_with_a_pseudo_count():
-    """A code never seen under b: planned with q = 0.5/(n+1), so the expected bound is finite and
-    large, not infinite."""
+def test_support_mismatch_is_planned_with_an_upper_bound():
+    """A code never seen under b: planned with q = cp_upper(0, n) at level 0.05, so the expected
+    bound is finite and large, not infinite."""
     codes = [0, 1]
     ka, kb = np.array([5000, 5000]), np.array([0, 10_000])
     c = _by_direction(prefix_events(codes, ka, kb, 10_000, 10_000, pair_index=0, n_confirm=10**6,

@@ -97,7 +97,7 @@ class BadLearner:
 
 @pytest.mark.parametrize("box, msg", [
     (Raising(), "raised RuntimeError: boom"),
-    (Garbage(lambda r: np.full(r, np.nan)), "NaN"),
+    (Garbage(lambda r: np.full(r, np.inf)), "infinite"),  # NaN is "no value" (audit.mixed)
     (Garbage(lambda r: np.zeros(r + 1)), "one entry per run"),
     (Garbage(lambda r: "hello"), "dtype"),
     (Garbage(lambda r: np.zeros((r, 2, 2))), "outputs must be"),

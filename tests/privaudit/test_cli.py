@@ -91,7 +91,7 @@ def test_blackbox_mechanism_with_pairs_file(capsys, tmp_path, monkeypatch):
 
         class Garbage(Leaky):
             def sample(self, inp, runs, rng):
-                return np.full(runs, np.nan)
+                return np.full(runs, np.inf)  # NaN would mean "no value" (audit.mixed)
     """))
     (tmp_path / "pairs.json").write_text("[[[0], [1]]]")
     (tmp_path / "bad.json").write_text("[[0, 1")
@@ -101,7 +101,7 @@ def test_blackbox_mechanism_with_pairs_file(capsys, tmp_path, monkeypatch):
     code, out, _ = run(capsys, "audit", "--blackbox", "cli_testmech_leaky:broken", "--pairs", "pairs.json", *FAST)
     assert code == 1 and "leaky" in out, _
     code, _, err = run(capsys, "audit", "--blackbox", "cli_testmech_leaky:Garbage", "--pairs", "pairs.json", *FAST)
-    assert code == 2 and "NaN" in err
+    assert code == 2 and "infinite" in err
     code, _, err = run(capsys, "audit", "--blackbox", "cli_testmech_leaky:broken", "--pairs", "bad.json", *FAST)
     assert code == 2 and "not valid JSON" in err
     sys.modules.pop("cli_testmech_leaky", None)

@@ -1,0 +1,157 @@
+"""Outputs as features: mixed (value or "no answer") and many-code discrete outputs.
+
+A black box may return, per coordinate, either a number or "no answer" — the sparse vector that
+releases a noisy value on ⊤ and nothing on ⊥ is the classic case. privaudit reads ``NaN`` as "no
+value". A user who encodes "no answer" as a number instead (−100, +100, 0 …) gives a float
+column with an *atom*: one exact value carrying a share of the runs while the rest is continuous.
+Both are mapped to the same features — an indicator per atom (and one for NaN) and the value where
+there is one (0 elsewhere) — so every event privaudit builds on them, and hence the bound, is the
+same whatever the encoding.
+
+Discrete vector outputs (integer codes per coordinate) get one-hot codes per coordinate, the
+coordinate itself (ordinal), and the count of each symbol over the coordinates: features that
+generalise across the thousands of codes a vector of answers can take.
+
+`Featurizer` is a frozen value: events built on it are shipped to workers and serialised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+ATOM_SHARE = 0.01      # a repeated exact value with at least this share of a column's runs …
+CONTINUOUS_SHARE = 0.01  # … in a column that also has at least this share of continuous values
+MAX_ATOMS = 8
+MAX_SYMBOLS = 16       # discrete columns with more distinct codes are treated as ordinal only
+
+
+@dataclass(frozen=True)
+class Featurizer:
+    """The feature map φ(output) of one pair's outputs.
+
+    Per column j: an indicator for each atom in ``atoms[j]``, one for NaN when ``missing[j]``,
+    and the value (0 on atoms and NaN) when ``numeric[j]``; then the count over columns of each
+    value in ``symbols``; then, with ``pairwise``, the products of every two base features.
+    """
+
+    width: int
+    atoms: tuple[tuple[float, ...], ...]
+    missing: tuple[bool, ...]
+    numeric: tuple[bool, ...]
+    symbols: tuple[float, ...] = ()
+    pairwise: bool = False
+    zero_atoms: bool = True   # value feature 0 on atoms ("no answer"); False for discrete codes
+
+    def base(self, outputs: np.ndarray) -> np.ndarray:
+        x = np.asarray(outputs, dtype=np.float64).reshape(outputs.shape[0], -1)
+        cols = []
+        for j in range(self.width):
+            xj = x[:, j]
+            special = np.zeros(xj.shape, dtype=bool)
+            for a in self.atoms[j]:
+                hit = xj == a
+                special |= hit
+                cols.append(hit.astype(np.float64))
+            if self.missing[j]:
+                hit = np.isnan(xj)
+                special |= hit
+                cols.append(hit.astype(np.float64))
+            if self.numeric[j]:
+                off = (special if self.zero_atoms else np.zeros(xj.shape, dtype=bool)) | np.isnan(xj)
+                cols.append(np.where(off, 0.0, xj))
+        for s in self.symbols:
+            cols.append(np.count_nonzero(x == s, axis=1).astype(np.float64))
+        return np.column_stack(cols) if cols else np.zeros((x.shape[0], 0))
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        f = self.base(outputs)
+        if not self.pairwise or f.shape[1] < 2:
+            return f
+        i, k = np.triu_indices(f.shape[1], 1)
+        return np.concatenate([f, f[:, i] * f[:, k]], axis=1)
+
+    def n_features(self) -> int:
+        m = sum(len(a) + int(s) + int(n) for a, s, n in zip(self.atoms, self.missing, self.numeric))
+        m += len(self.symbols)
+        return m + (m * (m - 1) // 2 if self.pairwise else 0)
+
+    def with_pairwise(self, pairwise: bool = True) -> "Featurizer":
+        return Featurizer(self.width, self.atoms, self.missing, self.numeric, self.symbols, pairwise,
+                          self.zero_atoms)
+
+    def to_dict(self) -> dict:
+        return {"width": self.width, "atoms": [list(a) for a in self.atoms],
+                "missing": list(self.missing), "numeric": list(self.numeric),
+                "symbols": list(self.symbols), "pairwise": self.pairwise,
+                "zero_atoms": self.zero_atoms}
+
+    @staticmethod
+    def from_dict(d: dict) -> "Featurizer":
+        return Featurizer(int(d["width"]), tuple(tuple(float(v) for v in a) for a in d["atoms"]),
+                          tuple(bool(v) for v in d["missing"]), tuple(bool(v) for v in d["numeric"]),
+                          tuple(float(v) for v in d.get("symbols", ())), bool(d.get("pairwise")),
+                          bool(d.get("zero_atoms", True)))
+
+
+def _flat(outs: list[np.ndarray]) -> np.ndarray:
+    return np.vstack([np.asarray(o, dtype=np.float64).reshape(o.shape[0], -1) for o in outs])
+
+
+def mixed_layout(outs: list[np.ndarray]) -> Featurizer | None:
+    """The featurizer of float outputs that are partly "no value", or None if they are plain
+    continuous.
+
+    A column is mixed when it holds NaN, or when a few exact values (atoms) carry at least
+    `ATOM_SHARE` of its runs while at least `CONTINUOUS_SHARE` of them are non-repeated values.
+    Decided on pilot samples of both inputs together.
+    """
+    x = _flat(outs)
+    n, width = x.shape
+    nan = np.isnan(x)
+    any_mixed, heavy_values = bool(nan.any()), set()
+    for j in range(width):
+        xj = x[~nan[:, j], j]
+        vals, counts = np.unique(xj, return_counts=True)
+        heavy = counts >= max(ATOM_SHARE * n, 2)
+        heavy_values.update(float(v) for v in vals[heavy])
+        cont = (xj.size - int(counts[heavy].sum())) / n
+        any_mixed |= bool(heavy.any()) and cont >= CONTINUOUS_SHARE
+    if not any_mixed:
+        return None
+    # "no value" is one code whatever column it is in: the same atoms and the same NaN indicator
+    # for every column, so NaN, -100 and +100 give the same features (and the same bound) even
+    # when a column happens to hold only "no value" in the pilot
+    shared = tuple(sorted(heavy_values))[:MAX_ATOMS]
+    return Featurizer(width, tuple(shared for _ in range(width)), tuple([bool(nan.any())] * width),
+                      tuple([True] * width))
+
+
+def discrete_layout(outs: list[np.ndarray]) -> Featurizer:
+    """Features of integer vector outputs: one-hot codes per column (columns with at most
+    `MAX_SYMBOLS` distinct codes), the column as an ordinal value, and counts per symbol."""
+    x = _flat(outs)
+    width = x.shape[1]
+    atoms, symbols = [], set()
+    for j in range(width):
+        vals = np.unique(x[:, j])
+        if vals.size <= MAX_SYMBOLS:
+            atoms.append(tuple(float(v) for v in vals))
+            symbols.update(float(v) for v in vals)
+        else:
+            atoms.append(())
+    syms = tuple(sorted(symbols)) if len(symbols) <= MAX_SYMBOLS else ()
+    # with one-hot codes the value feature of a column is redundant but harmless; keep it so a
+    # linear score can use order (ordinal answers) with one weight
+    return Featurizer(width, tuple(atoms), tuple([False] * width), tuple([True] * width), syms,
+                      zero_atoms=False)
+
+
+def continuous_layout(width: int) -> Featurizer:
+    """Plain continuous vectors: the raw coordinates."""
+    return Featurizer(width, tuple(() for _ in range(width)), tuple([False] * width),
+                      tuple([True] * width))
+
+
+__all__ = ["Featurizer", "mixed_layout", "discrete_layout", "continuous_layout"]
