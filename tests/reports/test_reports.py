@@ -412,7 +412,11 @@ def test_git_commit(tmp_path):
 
 
 def test_matplotlib_is_imported_only_for_html():
-    code = ("import sys, reports; from tests.reports.test_reports import learner_violation as f; "
+    # loaded by path: a third-party wheel (one of the `libs` extra) installs a top-level `tests`
+    # package into site-packages, which would shadow `tests.reports`
+    code = ("import sys, importlib.util, reports; "
+            "s = importlib.util.spec_from_file_location('_test_reports', 'tests/reports/test_reports.py'); "
+            "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); f = m.learner_violation; "
             "r = f(); reports.to_json(r); reports.render_markdown(r); "
             "assert 'matplotlib' not in sys.modules, 'eager'; reports.render_html(r); "
             "assert 'matplotlib' in sys.modules")
