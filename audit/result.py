@@ -136,9 +136,18 @@ class AuditResult:
     def verdict(self) -> str:
         return "VIOLATION" if self.violation else "PASS"
 
+    @property
+    def display_name(self) -> str:
+        """The algorithm's name with its variant when that is not in the name already
+        (``df-cor1 [bv-cor-1]``): what headlines, titles and reports show."""
+        variant = self.params.get("variant") if isinstance(self.params, dict) else None
+        if isinstance(variant, str) and variant not in ("", "correct") and variant not in self.algorithm:
+            return f"{self.algorithm} [{variant}]"
+        return self.algorithm
+
     def summary(self) -> str:
         c = self.claim
-        line = (f"{self.algorithm}: {self.verdict} — epsilon_lower = {self.epsilon_lower:.4f} "
+        line = (f"{self.display_name}: {self.verdict} — epsilon_lower = {self.epsilon_lower:.4f} "
                 f"(claim {c.describe()}), delta_lower = {self.delta_lower:.3g} at epsilon = {c.epsilon:g}, "
                 f"confidence {self.confidence:g}; budget can certify up to {self.max_certifiable_epsilon:.3f}")
         if self.group > 1:

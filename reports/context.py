@@ -16,6 +16,7 @@ from audit.result import AuditResult, BoundTest
 MAX_ROWS = 30
 CONTEXT = 2
 MAX_HISTORY = 200
+TOP_ROWS = 15      # rows of a search table shown before the fold
 
 
 def fmt(x: Any, digits: int = 4) -> str:
@@ -43,8 +44,12 @@ def short(value: Any, limit: int = 120) -> str:
     """Any JSON-able value as one line of at most `limit` characters."""
     if isinstance(value, str):
         text = value
+    elif value is None:
+        text = "—"
     elif isinstance(value, float):
         text = fmt(value)
+    elif isinstance(value, dict):   # "k = v; ..." for people, not JSON with quoted keys and nulls
+        text = "; ".join(f"{k} = {short(v, limit)}" for k, v in value.items())
     else:
         try:
             text = json.dumps(value, default=str, ensure_ascii=False)
@@ -160,9 +165,19 @@ def _table(items: list) -> dict:
         for k in h:
             if k not in columns:
                 columns.append(k)
+    # best candidates first (by the estimate the search ranked them by), so the top of a long
+    # search history is what a reader sees; the rest is folded (<details>) in the HTML
+    est = next((c for c in columns if c.startswith("estimated_")), None)
+    if est is not None:
+        def rank(h: dict) -> float:
+            v = h.get(est)
+            return v if isinstance(v, (int, float)) and not isinstance(v, bool) else -math.inf
+        items = sorted(items, key=rank, reverse=True)
     shown = items[:MAX_HISTORY]
     rows = [[short(h[c], 80) if c in h else "" for c in columns] for h in shown]
-    return {"columns": columns, "rows": rows, "total": len(items), "shown": len(shown)}
+    return {"columns": columns, "rows": rows[:TOP_ROWS],
+            "more": rows[TOP_ROWS:], "total": len(items), "shown": len(shown),
+            "sorted_by": est}
 
 
 def table_keys(search: dict) -> list[str]:

@@ -60,6 +60,11 @@ def audit_view(result: AuditResult, plots: bool = True, anchor: str = "") -> dic
         view["datasets"] = ctx.dataset_pair(w.a, w.b, w.differing)
         view["inputs"] = None if view["datasets"] is not None else ctx.input_pair(w.a, w.b)
         view["queries"] = [ctx._vec(q) for q in (w.queries or [])[: ctx.MAX_ROWS]]
+        # the indices the event text uses ("prediction at query 1") are into the pair's query
+        # list; the witness stores only the queries its event looks at, so label them by those
+        idx = list(getattr(test, "query_indices", None) or []) if test is not None else []
+        view["query_labels"] = [idx[i] if i < len(idx) and len(idx) == len(w.queries or []) else i
+                                for i in range(len(view["queries"]))]
         view["n_queries"] = len(w.queries or [])
         view["event_json"] = ctx.short(w.event, 2000)
     n_now = test.n_p if test is not None else int(result.confirm_runs or 0)

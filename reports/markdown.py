@@ -30,7 +30,7 @@ def _verdict(r: AuditResult) -> str:
 
 def _audit_lines(r: AuditResult, heading: str = "###") -> list[str]:
     c = r.claim
-    lines = [f"{heading} privaudit: {_verdict(r)} — {md_escape(r.algorithm)}", ""]
+    lines = [f"{heading} privaudit: {_verdict(r)} — {md_escape(r.display_name)}", ""]
     if r.violation:
         lines.append(f"The claim **{md_escape(c.describe())}** is refuted: realized ε ≥ "
                      f"**{fmt(r.epsilon_lower)}** at confidence {fmt(r.confidence)}.")
