@@ -34,7 +34,7 @@ class LibraryMechanism:
     reproducible = False
 
     def __init__(self, name: str, dist: str, claim: Claim, domain: str, pairs: list,
-                 params: dict, draw: Callable[[np.ndarray, int], Any], *, integer: bool = False,
+                 params: dict, build: Callable[[], Callable[[np.ndarray, int], Any]], *, integer: bool = False,
                  input_distance: str | None = None) -> None:
         self.name = name
         self.library = dist
@@ -44,12 +44,24 @@ class LibraryMechanism:
         self.relation = claim.neighbours
         self.pairs = [(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)) for a, b in pairs]
         self.params = {**params, "library": f"{dist} {self.library_version}"}
-        self._draw = draw
+        # `build()` makes the library's objects and returns ``draw(x, runs)``; library objects
+        # often cannot be pickled, so a copy sent to a Ray worker rebuilds them there
+        self._build = build
+        self._draw = build()
         self._dtype = np.int64 if integer else np.float64
         if input_distance is not None:  # add-remove of records changes the shape: none declared
             self.input_distance = parse_input_distance(input_distance)
 
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_draw"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._draw = None
+
     def sample(self, inp, runs: int, rng: np.random.Generator) -> np.ndarray:
+        if self._draw is None:
+            self._draw = self._build()
         try:
             x = np.asarray(inp, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError):

@@ -37,10 +37,12 @@ def _tools():
 def laplace(epsilon: float = 1.0) -> LibraryMechanism:
     """``diffprivlib.mechanisms.Laplace(epsilon, sensitivity=1).randomise(x)``: eps-DP for values
     1 apart (Dwork et al. 2006). Pairs: 0 -> 1."""
-    mech = _mechs().Laplace(epsilon=epsilon, sensitivity=1.0)
+    def build():
+        mech = _mechs().Laplace(epsilon=epsilon, sensitivity=1.0)
+        return lambda x, n: repeat(lambda: mech.randomise(float(x[0])), n)
+
     return LibraryMechanism("lib-diffprivlib-laplace", DIST, Claim(epsilon), "one real value",
-                            [([0.0], [1.0])], {"epsilon": epsilon},
-                            lambda x, n: repeat(lambda: mech.randomise(float(x[0])), n), input_distance="l1:1")
+                            [([0.0], [1.0])], {"epsilon": epsilon}, build, input_distance="l1:1")
 
 
 @register("lib-diffprivlib-laplace-bounded", kind="mechanism", paper=PAPER,
@@ -51,13 +53,16 @@ def laplace_bounded(epsilon: float = 1.0, lower: float = 0.0, upper: float = 10.
     [lower, upper] by resampling with an enlarged scale (Holohan, Antonatos, Braghin & Mac
     Aonghusa, "The bounded Laplace mechanism in differential privacy", JPC 2020); documented
     eps-DP. Pairs at the bounds: lower -> lower + 1, upper - 1 -> upper, and the middle."""
-    mech = _mechs().LaplaceBoundedDomain(epsilon=epsilon, sensitivity=1.0, lower=lower, upper=upper)
+    def build():
+        mech = _mechs().LaplaceBoundedDomain(epsilon=epsilon, sensitivity=1.0, lower=lower, upper=upper)
+        return lambda x, n: repeat(lambda: mech.randomise(float(x[0])), n)
+
     mid = (lower + upper) / 2
     return LibraryMechanism("lib-diffprivlib-laplace-bounded", DIST, Claim(epsilon),
                             f"one value in [{lower:g}, {upper:g}]",
                             [([lower], [lower + 1]), ([upper - 1], [upper]), ([mid], [mid + 1])],
-                            {"epsilon": epsilon, "lower": lower, "upper": upper},
-                            lambda x, n: repeat(lambda: mech.randomise(float(x[0])), n), input_distance="l1:1")
+                            {"epsilon": epsilon, "lower": lower, "upper": upper}, build,
+                            input_distance="l1:1")
 
 
 @register("lib-diffprivlib-geometric", kind="mechanism", paper=PAPER,
@@ -65,10 +70,12 @@ def laplace_bounded(epsilon: float = 1.0, lower: float = 0.0, upper: float = 10.
           summary="diffprivlib's geometric mechanism on one integer; eps-DP", requires=requires(DIST))
 def geometric(epsilon: float = 1.0) -> LibraryMechanism:
     """``diffprivlib.mechanisms.Geometric(epsilon, sensitivity=1)``: eps-DP on integers 1 apart."""
-    mech = _mechs().Geometric(epsilon=epsilon, sensitivity=1)
+    def build():
+        mech = _mechs().Geometric(epsilon=epsilon, sensitivity=1)
+        return lambda x, n: repeat(lambda: mech.randomise(int(x[0])), n)
+
     return LibraryMechanism("lib-diffprivlib-geometric", DIST, Claim(epsilon), "one integer",
-                            [([0.0], [1.0])], {"epsilon": epsilon},
-                            lambda x, n: repeat(lambda: mech.randomise(int(x[0])), n), integer=True,
+                            [([0.0], [1.0])], {"epsilon": epsilon}, build, integer=True,
                             input_distance="l1:1")
 
 
@@ -79,31 +86,36 @@ def exponential(epsilon: float = 1.0, k: int = 5) -> LibraryMechanism:
     """``Exponential(epsilon, sensitivity=1, utility=u).randomise()``: eps-DP for utility vectors
     whose scores move by at most 1. Input: the utility vector. Pairs: (0, 1, ..., 1) -> (1, 0, ...,
     0), on which candidate 0's loss approaches eps, and StatDP-style one-moved vectors."""
-    mechs = _mechs()
     u = np.ones(k)
     u[0] = 0.0
     u2 = np.zeros(k)
     u2[0] = 1.0
 
-    def draw(x, n):
-        mech = mechs.Exponential(epsilon=epsilon, sensitivity=1.0, utility=[float(v) for v in x])
-        return repeat(mech.randomise, n)
+    def build():
+        mechs = _mechs()
+
+        def draw(x, n):
+            mech = mechs.Exponential(epsilon=epsilon, sensitivity=1.0, utility=[float(v) for v in x])
+            return repeat(mech.randomise, n)
+        return draw
 
     return LibraryMechanism("lib-diffprivlib-exponential", DIST, Claim(epsilon),
                             f"utility vectors of {k} scores", [(u, u2), (np.ones(k), np.r_[2.0, np.ones(k - 1)])],
-                            {"epsilon": epsilon, "k": k}, draw, integer=True, input_distance="linf:1")
+                            {"epsilon": epsilon, "k": k}, build, integer=True, input_distance="linf:1")
 
 
 def _tool(name: str, fn: str, epsilon: float, lower: float, upper: float, pairs: list,
           bounded: bool = True) -> LibraryMechanism:
-    tools = _tools()
-    call = getattr(tools, fn)
     kw = {"bounds": (lower, upper)} if bounded else {}
+
+    def build():
+        call = getattr(_tools(), fn)
+        return lambda x, n: repeat(lambda: call(x, epsilon=epsilon, **kw), n)
+
     return LibraryMechanism(name, DIST, Claim(epsilon, 0.0, "replace-one"),
                             f"arrays of records in [{lower:g}, {upper:g}] (size public)", pairs,
                             {"epsilon": epsilon, **({"lower": lower, "upper": upper} if bounded else {})},
-                            lambda x, n: repeat(lambda: call(x, epsilon=epsilon, **kw), n),
-                            integer=not bounded, input_distance="hamming:1")
+                            build, integer=not bounded, input_distance="hamming:1")
 
 
 @register("lib-diffprivlib-mean", kind="mechanism", paper=PAPER, section="tools.mean",

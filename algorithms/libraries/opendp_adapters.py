@@ -37,11 +37,15 @@ def laplace(scale: float = 1.0) -> LibraryMechanism:
     (replace-one on the value). Sampled through the vector form (one call for all runs)."""
     dp = _dp()
     scalar = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float)) >> dp.m.then_laplace(scale=scale)
-    vector = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float)) >> \
-        dp.m.then_laplace(scale=scale)
+
+    def build():
+        dp = _dp()
+        vector = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float)) >> \
+            dp.m.then_laplace(scale=scale)
+        return lambda x, n: vector([float(x[0])] * n)
+
     return LibraryMechanism("lib-opendp-laplace", DIST, Claim(float(scalar.map(1.0))), "one float",
-                            [([0.0], [1.0])], {"scale": scale},
-                            lambda x, n: vector([float(x[0])] * n), input_distance="l1:1")
+                            [([0.0], [1.0])], {"scale": scale}, build, input_distance="l1:1")
 
 
 @register("lib-opendp-geometric", kind="mechanism", paper=PAPER,
@@ -52,10 +56,14 @@ def geometric(scale: float = 1.0) -> LibraryMechanism:
     absolute distance 1. Sampled through the vector form."""
     dp = _dp()
     scalar = (dp.atom_domain(T=int), dp.absolute_distance(T=int)) >> dp.m.then_laplace(scale=scale)
-    vector = (dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)) >> dp.m.then_laplace(scale=scale)
+
+    def build():
+        dp = _dp()
+        vector = (dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)) >> dp.m.then_laplace(scale=scale)
+        return lambda x, n: vector([int(x[0])] * n)
+
     return LibraryMechanism("lib-opendp-geometric", DIST, Claim(float(scalar.map(1))), "one integer",
-                            [([0.0], [1.0])], {"scale": scale},
-                            lambda x, n: vector([int(x[0])] * n), integer=True, input_distance="l1:1")
+                            [([0.0], [1.0])], {"scale": scale}, build, integer=True, input_distance="l1:1")
 
 
 @register("lib-opendp-noisy-max", kind="mechanism", paper=PAPER,
@@ -65,15 +73,20 @@ def noisy_max(scale: float = 2.0, k: int = 5) -> LibraryMechanism:
     """``vector_domain(float), linf_distance >> then_noisy_max(max_divergence, scale)``: the index
     of the largest noisy score; claim map(1) (= 2/scale), scores moving by at most 1 each.
     Pairs: StatDP's patterns for k scores."""
-    dp = _dp()
-    meas = (dp.vector_domain(dp.atom_domain(T=float, nan=False), size=k), dp.linf_distance(T=float)) >> \
-        dp.m.then_noisy_max(dp.max_divergence(), scale=scale)
+    def measurement():
+        dp = _dp()
+        return (dp.vector_domain(dp.atom_domain(T=float, nan=False), size=k), dp.linf_distance(T=float)) >> \
+            dp.m.then_noisy_max(dp.max_divergence(), scale=scale)
+
+    def build():
+        meas = measurement()
+        return lambda x, n: repeat(lambda: meas([float(v) for v in x]), n)
+
     one = np.ones(k)
     pairs = [(one, np.r_[0.0, np.full(k - 1, 2.0)]), (np.r_[2.0, np.zeros(k - 1)], one),
              (one, np.r_[2.0, np.ones(k - 1)]), (one, np.r_[np.zeros(k // 2), np.full(k - k // 2, 2.0)])]
-    return LibraryMechanism("lib-opendp-noisy-max", DIST, Claim(float(meas.map(1.0))),
-                            f"vectors of {k} scores", pairs, {"scale": scale, "k": k},
-                            lambda x, n: repeat(lambda: meas([float(v) for v in x]), n), integer=True,
+    return LibraryMechanism("lib-opendp-noisy-max", DIST, Claim(float(measurement().map(1.0))),
+                            f"vectors of {k} scores", pairs, {"scale": scale, "k": k}, build, integer=True,
                             input_distance="linf:1")
 
 
@@ -86,11 +99,16 @@ def bounded_sum(scale: float = 10.0, lower: float = 0.0, upper: float = 10.0) ->
     claim map(1) (about upper/scale: OpenDP's float-sum accounting adds a little), symmetric
     distance 1 (add-remove one record). Pairs: empty vs one record at the bound, one record added
     at the bound, one record beyond the bound."""
-    dp = _dp()
-    meas = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()) >> \
-        dp.t.then_clamp((lower, upper)) >> dp.t.then_sum() >> dp.m.then_laplace(scale=scale)
-    return LibraryMechanism("lib-opendp-sum", DIST, Claim(float(meas.map(1)), 0.0, "add-remove"),
+    def measurement():
+        dp = _dp()
+        return (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()) >> \
+            dp.t.then_clamp((lower, upper)) >> dp.t.then_sum() >> dp.m.then_laplace(scale=scale)
+
+    def build():
+        meas = measurement()
+        return lambda x, n: repeat(lambda: meas([float(v) for v in x]), n)
+
+    return LibraryMechanism("lib-opendp-sum", DIST, Claim(float(measurement().map(1)), 0.0, "add-remove"),
                             f"datasets of floats (clamped to [{lower:g}, {upper:g}])",
                             [([], [upper]), ([upper / 2], [upper / 2, upper]), ([lower], [lower, FAR])],
-                            {"scale": scale, "lower": lower, "upper": upper},
-                            lambda x, n: repeat(lambda: meas([float(v) for v in x]), n))
+                            {"scale": scale, "lower": lower, "upper": upper}, build)

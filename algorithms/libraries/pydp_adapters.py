@@ -26,15 +26,16 @@ def _laplacian():
 
 def _make(name: str, cls_name: str, epsilon: float, pairs: list, domain: str, params: dict,
           integer: bool, **kw) -> LibraryMechanism:
-    cls = getattr(_laplacian(), cls_name)
-    algo = cls(epsilon=epsilon, **kw)
+    def build():
+        algo = getattr(_laplacian(), cls_name)(epsilon=epsilon, **kw)
 
-    def draw(x, n):
-        data = [int(v) for v in x] if integer else [float(v) for v in x]
-        return repeat(lambda: algo.quick_result(data), n)
+        def draw(x, n):
+            data = [int(v) for v in x] if integer else [float(v) for v in x]
+            return repeat(lambda: algo.quick_result(data), n)
+        return draw
 
     return LibraryMechanism(name, DIST, Claim(epsilon, 0.0, "add-remove"), domain, pairs,
-                            {"epsilon": epsilon, **params}, draw, integer=integer)
+                            {"epsilon": epsilon, **params}, build, integer=integer)
 
 
 @register("lib-pydp-bounded-sum", kind="mechanism", paper=PAPER, section="algorithms.laplacian.BoundedSum",

@@ -145,3 +145,12 @@ def test_adapter_passes_its_documented_claim(name):
 FAST = {"lib-diffprivlib-laplace", "lib-diffprivlib-geometric", "lib-diffprivlib-exponential",
         "lib-opendp-laplace", "lib-opendp-geometric", "lib-pydp-bounded-sum", "lib-pydp-bounded-mean",
         "lib-pydp-count"}
+
+
+@pytest.mark.parametrize("name", LIB)
+def test_adapter_travels_to_a_worker(name):
+    """Ray ships the black box by (cloud)pickle; library objects are rebuilt on arrival."""
+    cloudpickle = pytest.importorskip("cloudpickle")
+    m = needs(name)
+    copy = cloudpickle.loads(cloudpickle.dumps(m))
+    assert copy.claim == m.claim and copy.sample(m.pairs[0][0], 20, None).shape == (20,)
