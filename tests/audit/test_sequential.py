@@ -129,7 +129,7 @@ def test_false_violation_rate_when_peeking_after_every_chunk():
     budget, never stopping for futility (peeking to the end is the worst case): the fraction
     ever showing a violation must be at most 1 - confidence = 0.05. The CS guarantees that;
     three binomial standard errors of slack (0.077) make a false alarm of this test < 0.2 %.
-    Measured: 0 of 600."""
+    Measured: 2 of 600 (0.33 %)."""
     rng = np.random.default_rng(16)
     audits, rounds, chunk, confidence = 600, 256, 3907, 0.95
     eps, kp, kq = _exact_epsilon_paths(rng, audits, rounds, chunk)
@@ -284,6 +284,7 @@ def test_end_to_end_false_violations_through_the_auditor():
             r = audit(m, m.pairs, seed=seed, explore_runs=10_000, confirm_runs=100_000,
                       sequential=True)
             false += r.violation
+    print(f"end-to-end false violations: {false} of 60")
     assert false <= 6
 
 
