@@ -127,13 +127,18 @@ def intervals(test: Any, claim_epsilon: float, claim_delta: float, alpha: float)
         if est > 0 or not log:
             ax.plot([est], [y], "o", color=colour, ms=7)
         ax.plot([max(bound, lo_edge)], [y], "|", color=colour, ms=22, mew=3)
-        ax.annotate(f"{name} = {bound:.3g}", (max(bound, lo_edge), y), xytext=(0, 14),
-                    textcoords="offset points", ha="center", fontsize=9, color=colour)
+        # p_lo's label goes on its side of the claim's line, away from it: when the bound is
+        # tight the two are close, and a centred label would sit on the line
+        away = 0 if name != "p_lo" else (-1 if bound <= allowed else 1)
+        ax.annotate(f"{name} = {bound:.3g}", (max(bound, lo_edge), y), xytext=(4 * away, 14),
+                    textcoords="offset points", fontsize=9, color=colour,
+                    ha={-1: "right", 0: "center", 1: "left"}[away])
     ax.axvline(allowed, color=RED, ls="--", lw=1.5)
-    # Label on the side of the line with more room, so it stays inside the axes.
+    # Label on the side of the line with more room, so it stays inside the axes; below the q
+    # row, where no other label is, so it cannot overlap p_lo's when the bound is tight.
     right = (math.log(allowed / lo_edge) / math.log(hi_edge / lo_edge) if log and allowed > 0
              else allowed / hi_edge) < 0.6
-    ax.annotate("claim allows p ≤ e^ε·q_hi + δ", (allowed, 0.5), xytext=(5 if right else -5, 0),
+    ax.annotate("claim allows p ≤ e^ε·q_hi + δ", (allowed, -0.4), xytext=(5 if right else -5, 0),
                 textcoords="offset points", fontsize=9, color=RED, va="center",
                 ha="left" if right else "right")
     if log:
@@ -196,9 +201,11 @@ def budget_curve(points: dict, claim_epsilon: float, n_now: int, eps_now: float,
     _log_axis(ax.xaxis)
     top = max([claim_epsilon * 1.5, eps_now * 1.2, 0.5]
               + ([float(np.nanmax(points["epsilon"]))] if points["epsilon"] is not None else []))
-    # Show the ceiling up to this audit's n (where it matters), not its far right end.
-    ceil_now = float(np.interp(math.log(max(n_now, 1)), np.log(n), points["ceiling"]))
-    ax.set_ylim(0, max(top, ceil_now) * 1.1)
+    # The whole ceiling line stays in view (a clipped line reads as a ceiling that stops).
+    finite = np.asarray(points["ceiling"], dtype=float)
+    finite = finite[np.isfinite(finite)]
+    ceil_max = float(finite.max()) if finite.size else 0.0
+    ax.set_ylim(0, max(top, ceil_max) * 1.08)
     ax.set_xlabel("confirmation runs per side")
     ax.set_ylabel("ε lower bound")
     fig.legend(loc="outside right center", fontsize=8, frameon=False)

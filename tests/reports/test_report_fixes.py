@@ -50,3 +50,24 @@ def test_long_search_history_is_sorted_and_folded():
 def test_cells_have_no_raw_nulls_or_json_dicts():
     assert short(None) == "—"
     assert short({"type": "codes", "codes": [1], "columns": None}) == "type = codes; codes = [1]; columns = —"
+
+
+def test_plots_keep_the_ceiling_in_view_and_labels_off_the_claim_line(monkeypatch):
+    import numpy as np
+
+    import reports.plots as P
+    from reports.context import witness_test
+    r = audit(algorithms.get("dp-rr"), explore_runs=2000, confirm_runs=20000, seed=0)
+    t = witness_test(r)
+    figs = []
+    monkeypatch.setattr(P, "_svg", lambda fig: figs.append(fig) or "")
+    pts = P.budget_points(t, r.alpha_per_bound, r.claim.epsilon, r.claim.delta, t.n_p)
+    P.budget_curve(pts, r.claim.epsilon, t.n_p, t.epsilon_lower, r.violation)
+    ceiling = np.asarray(pts["ceiling"], dtype=float)
+    assert figs[0].axes[0].get_ylim()[1] >= np.nanmax(ceiling[np.isfinite(ceiling)])
+    P.intervals(t, r.claim.epsilon, r.claim.delta, r.alpha_per_bound)
+    texts = {a.get_text(): a for a in figs[1].axes[0].texts}
+    p_label = next(a for k, a in texts.items() if k.startswith("p_lo"))
+    assert p_label.get_ha() in ("left", "right")          # beside the claim's line, not on it
+    claim_label = next(a for k, a in texts.items() if k.startswith("claim allows"))
+    assert claim_label.xy[1] < 0                            # below the q row, clear of p_lo's
