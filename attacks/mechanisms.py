@@ -9,7 +9,11 @@ Three notions of neighbouring vectors, each with the classic worst cases:
   probability changes most), ``(0, 1, .., 1)`` against ``(1, 0, .., 0)`` (``em_worst_pair``),
   and random sign patterns;
 * ``"replace-one"`` -- a dataset of values (histograms, counts, sums): one entry replaced by
-  another value from `values`, at the first, a middle and the last position.
+  another value from `values`, at the first, a middle and the last position;
+* ``"statdp"`` -- StatDP's input patterns (Ding et al., CCS 2018, Section 5; also DP-Sniper's):
+  every coordinate moves by at most Delta (l-infinity) around ``base`` (default all Delta): one
+  above, one below, one above and the rest below, one below and the rest above, half-half, all
+  above, and the X-shape ``(Delta..Delta, 0..0)`` against ``(0..0, Delta..Delta)``.
 
 The core explores every pair and confirms the best (Bonferroni over the tests confirmed), so
 proposing several costs exploration runs only.
@@ -23,7 +27,7 @@ import numpy as np
 
 from audit.errors import PrivauditError
 
-NORMS = ("l1", "linf", "replace-one")
+NORMS = ("l1", "linf", "replace-one", "statdp")
 
 
 def mechanism_pairs(k: int, *, norm: str = "linf", sensitivity: float = 1.0,
@@ -35,7 +39,7 @@ def mechanism_pairs(k: int, *, norm: str = "linf", sensitivity: float = 1.0,
     ----------
     k : int
         Input length (number of scores / answers / records).
-    norm : {"l1", "linf", "replace-one"}
+    norm : {"l1", "linf", "replace-one", "statdp"}
     sensitivity : float
         Delta: the largest move the neighbour relation allows.
     base : array (k,), optional
@@ -72,6 +76,8 @@ def mechanism_pairs(k: int, *, norm: str = "linf", sensitivity: float = 1.0,
                     b[i] = v
                     out.append((a0.copy(), b))
         return out
+    if norm == "statdp":
+        return statdp_pairs(k, d, base)
     a0 = np.zeros(k) if base is None else np.asarray(base, dtype=np.float64).reshape(-1)
     if a0.size != k:
         raise PrivauditError(f"base has {a0.size} entries, expected {k}")
@@ -93,4 +99,22 @@ def mechanism_pairs(k: int, *, norm: str = "linf", sensitivity: float = 1.0,
     return out
 
 
-__all__ = ["mechanism_pairs", "NORMS"]
+def statdp_pairs(k: int, sensitivity: float = 1.0,
+                 base: Any = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """StatDP's seven patterns for `k` answers of sensitivity Delta (see the module docstring)."""
+    d = float(sensitivity)
+    a0 = np.full(k, d) if base is None else np.asarray(base, dtype=np.float64).reshape(-1)
+    if a0.size != k:
+        raise PrivauditError(f"base has {a0.size} entries, expected {k}")
+    h = k // 2
+    up, down = a0 + d, a0 - d
+    pats = [np.r_[up[:1], a0[1:]], np.r_[down[:1], a0[1:]], np.r_[up[:1], down[1:]],
+            np.r_[down[:1], up[1:]], np.r_[down[:h], up[h:]], up]
+    out = [(a0.copy(), b) for b in pats if k > 1 or b.size == 1]
+    if k > 1:
+        x = np.r_[a0[:h], down[h:]]
+        out.append((x, np.r_[down[:h], a0[h:]]))
+    return out
+
+
+__all__ = ["mechanism_pairs", "statdp_pairs", "NORMS"]

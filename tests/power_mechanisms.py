@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attacks.mechanisms import mechanism_pairs
 from audit import Claim
 
 ABOVE, BELOW, ABORTED = 1, 0, -1
@@ -164,18 +165,7 @@ class LaplaceVector:
         return x[None, :] + rng.laplace(0.0, 1.0 / self.epsilon, size=(runs, x.size))
 
 
-# Input pairs (StatDP's patterns, Ding et al. CCS 2018, Section 5) for 10 queries.
 def statdp_pairs(k: int = 10) -> list[tuple[np.ndarray, np.ndarray]]:
-    """One above / one below / rest above / rest below / half-half / all above / X-shape."""
-    h = k // 2
-    ones = np.ones(k)
-    pats = [
-        (ones, np.r_[2.0, np.ones(k - 1)]),
-        (ones, np.r_[0.0, np.ones(k - 1)]),
-        (ones, np.r_[2.0, np.zeros(k - 1)]),
-        (ones, np.r_[0.0, 2.0 * np.ones(k - 1)]),
-        (ones, np.r_[np.zeros(h), 2.0 * np.ones(k - h)]),
-        (ones, 2.0 * ones),
-        (np.r_[np.ones(h), np.zeros(k - h)], np.r_[np.zeros(h), np.ones(k - h)]),
-    ]
-    return [(np.asarray(a, float), np.asarray(b, float)) for a, b in pats]
+    """StatDP's patterns (one above / below, rest above / below, half-half, all above, X-shape)
+    around all-ones inputs: `attacks.mechanism_pairs(k, norm="statdp")`."""
+    return mechanism_pairs(k, norm="statdp")

@@ -8,7 +8,7 @@ from attacks.mechanisms import mechanism_pairs
 from audit import PrivauditError, audit
 
 
-@pytest.mark.parametrize("norm", ["l1", "linf", "replace-one"])
+@pytest.mark.parametrize("norm", ["l1", "linf", "replace-one", "statdp"])
 def test_pairs_respect_the_neighbour_notion(norm):
     pairs = mechanism_pairs(6, norm=norm, sensitivity=2.0, values=[0, 1, 5])
     assert len(pairs) >= 3
@@ -17,7 +17,7 @@ def test_pairs_respect_the_neighbour_notion(norm):
         d = b - a
         if norm == "l1":
             assert np.abs(d).sum() <= 2.0 + 1e-12
-        elif norm == "linf":
+        elif norm in ("linf", "statdp"):
             assert np.abs(d).max() <= 2.0 + 1e-12
         else:
             assert np.count_nonzero(d) == 1
