@@ -26,6 +26,8 @@ from privaudit.cli import main as cli_main
 from reports import render_html, render_markdown
 from reports.schema import RESULT_SCHEMA, validate
 
+pytest_plugins = ["pytester"]
+
 A = 0.0125   # (1 - 0.95) / 4: the per-sequence level of a one-test audit
 
 
@@ -221,6 +223,29 @@ def test_assert_private_sequential():
         assert_private(rr, sequential=True)
     ok = assert_private(algorithms.get("dp-rr", epsilon=1.0), claim=4.0, sequential=True)
     assert ok.sequential["stopped"] == "futility"
+
+
+MARKER_TESTS = '''
+import pytest, algorithms
+from audit.testing import assert_private
+
+@pytest.mark.privacy("dp-rr", params={"variant": "bv-rr-eps"}, sequential=True,
+                     explore_runs=5_000, confirm_runs=100_000)
+def test_marked_bug():
+    pass
+
+@pytest.mark.privacy(sequential=True)
+def test_marked_defaults():
+    r = assert_private(algorithms.get("dp-rr", epsilon=1.0), claim=4.0, explore_runs=5_000)
+    assert r.sequential["stopped"] == "futility"
+'''
+
+
+def test_pytest_marker_takes_sequential(pytester):
+    pytester.makepyfile(MARKER_TESTS)
+    res = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    res.assert_outcomes(passed=1, failed=1)
+    assert "sequential=True" in res.stdout.str()
 
 
 def test_same_stop_after_resume_from_a_partial_journal(tmp_path):
