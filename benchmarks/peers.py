@@ -1,6 +1,6 @@
 """privaudit beside DP-Sniper and StatDP on the literature's benchmark mechanisms (`lit-…`).
 
-    python benchmarks/peers.py [--runs 2000000 20000000] [--ray] [--out peers.json] [NAME ...]
+    python benchmarks/peers.py [NAME ...] [--runs 2e6 2e7] [--ray] [--out peers.json]
 
 For every `lit-` mechanism at DP-Sniper's parameters (eps_0 = 0.1; sparse vector c = 2, T = 1),
 privaudit audits its default pairs (DP-Sniper's witness first, then StatDP's patterns) with
