@@ -6,6 +6,8 @@
        ``os._exit``, raised ``KeyboardInterrupt`` itself, or ran past ``--timeout``
     3  an internal error of privaudit: one line on stderr names the file holding the full trace
   130  interrupted from outside (Ctrl-C, SIGTERM)
+  141  the reader of standard output went away (``privaudit … | head``): 128 + SIGPIPE, as a
+       shell reports a process ended by a closed pipe; files already written stay written
 
 Nothing user code does can produce 0 or 1: only a command's own return value does. Whether a
 ``KeyboardInterrupt`` came from the user's terminal or from the black box is told apart by
@@ -31,6 +33,7 @@ from audit.errors import PrivauditError
 from .loading import user_dirs
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_BROKEN_PIPE = 141
 _REAL_EXIT = os._exit
 _GRACE_S = 10.0   # after a time limit, how long the run may take to stop cleanly
 
@@ -181,6 +184,19 @@ def supervise(command: Callable[[], int], *, timeout: float | None = None,
     except interrupts.BlackBoxExit as exc:
         _say(f"error: user code called os._exit({exc.code!r}); the black box failed")
         return EXIT_BAD_INPUT
+    except BrokenPipeError as exc:
+        at = _in_user_code(exc)
+        if at is not None:
+            _say(f"error: the black box failed: BrokenPipeError: {exc} (at {at})")
+            return EXIT_BAD_INPUT
+        # Whoever read our output stopped reading; the verdict cannot be shown, and it must not
+        # read as 0 or 1. Point stdout at devnull so the interpreter's final flush stays quiet.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return EXIT_BROKEN_PIPE
     except Exception as exc:
         at = _in_user_code(exc)
         if at is not None:
@@ -205,4 +221,4 @@ def _first_line(exc: BaseException) -> str:
 
 
 __all__ = ["supervise", "write_trace", "EXIT_OK", "EXIT_VIOLATION", "EXIT_BAD_INPUT",
-           "EXIT_INTERNAL", "EXIT_INTERRUPTED"]
+           "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_BROKEN_PIPE"]

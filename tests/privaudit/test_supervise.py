@@ -17,6 +17,7 @@ import pytest
 
 import privaudit.cli_audit
 from privaudit.cli import main
+from privaudit.supervise import EXIT_BROKEN_PIPE, supervise
 
 FAST = ["--runner", "local", "--quiet", "--runs", "2000", "--explore-runs", "1000"]
 
@@ -84,6 +85,15 @@ def test_loading_failures_are_exit_2(tmp_path, monkeypatch, capsys, prelude, spe
 def test_bad_specs_are_exit_2(capsys, spec):
     code, _, err = _run(capsys, "audit", "--blackbox", spec, *FAST)
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_closed_output_pipe_is_141_not_a_verdict_or_internal_error(capsys):
+    # `privaudit ... | head`: the reader went away; that is neither a verdict nor a crash
+    def command() -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    assert supervise(command) == EXIT_BROKEN_PIPE == 141
+    assert "internal error" not in capsys.readouterr().err
 
 
 def test_real_interrupt_is_130(tmp_path, monkeypatch, capsys):
