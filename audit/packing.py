@@ -47,7 +47,7 @@ from .reducers import EventCounter
 from .result import AuditResult
 from .runners.base import Job, Runner
 from .runners.local import LocalRunner
-from .types import Claim, Dataset, as_dataset, as_queries
+from .types import Claim, as_dataset, as_queries
 
 PACKING = 4                       # spawn-key phase of packing jobs (0-3 are the pair audit's)
 DEFAULT_PACKING_RUNS = 10_000
