@@ -36,7 +36,10 @@ from .types import Claim
 
 LEARN = 4                    # spawn-key phase of learning samples (0-3: explore, confirm, pilot, search)
 LEARN_RUNS_MAX = 20_000
+LEARN_CODES_MAX = 1_000_000  # discrete vectors: fitted on distinct codes, so up to 1e6 runs
+LEARN_CHUNK = 1 << 16
 NEWTON_MAX_FEATURES = 64    # exact Newton steps up to this many features, L-BFGS beyond
+MAX_PAIRWISE_BASE_CODES = 64  # discrete codes are fitted and scored per distinct row: cheap
 MAX_PAIRWISE_BASE = 40       # pairwise products only for at most this many base features
 ENABLED = True               # switched off only to measure what learned events add
 
@@ -44,6 +47,17 @@ ENABLED = True               # switched off only to measure what learned events 
 def learn_runs(explore_runs: int) -> int:
     """Runs per input of the learning sample: half the exploration runs, at most 20 000."""
     return int(max(min(explore_runs // 2, LEARN_RUNS_MAX), min(explore_runs, 2_000)))
+
+
+def _score(featurizer: Featurizer, weights: tuple, outputs: np.ndarray) -> np.ndarray:
+    """``w . φ(output)`` per run; integer outputs are featurised once per distinct row (a chunk
+    of a sparse vector's runs holds a few thousand distinct answer vectors, and the pairwise
+    features of a run would not fit in memory for a whole chunk)."""
+    w = np.asarray(weights, dtype=np.float64)
+    if outputs.dtype.kind in "biu" and outputs.ndim == 2 and outputs.shape[0] > 1:
+        rows, inv = np.unique(outputs, axis=0, return_inverse=True)
+        return (featurizer(rows) @ w)[inv.reshape(-1)]
+    return featurizer(outputs) @ w
 
 
 @dataclass(frozen=True)
@@ -57,7 +71,7 @@ class ScoreEvent:
     label: str = "learned score"
 
     def statistic(self, outputs: np.ndarray) -> np.ndarray:
-        return self.featurizer(outputs) @ np.asarray(self.weights, dtype=np.float64)
+        return _score(self.featurizer, self.weights, outputs)
 
     def contains(self, outputs: np.ndarray) -> np.ndarray:
         s = self.statistic(outputs)
@@ -87,7 +101,7 @@ class Scorer:
     weights: tuple[float, ...]
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        return self.featurizer(outputs) @ np.asarray(self.weights, dtype=np.float64)
+        return _score(self.featurizer, self.weights, outputs)
 
 
 @dataclass(frozen=True)
@@ -238,35 +252,43 @@ def _column_scorers(lay: Featurizer, flat: np.ndarray) -> list[Scorer]:
     return out
 
 
-def _distinct(fa: np.ndarray, fb: np.ndarray):
-    """Distinct rows of both samples with their counts on each side."""
-    rows, inv = np.unique(np.vstack([fa, fb]), axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
-    ca = np.bincount(inv[: len(fa)], minlength=len(rows)).astype(np.float64)
-    cb = np.bincount(inv[len(fa):], minlength=len(rows)).astype(np.float64)
-    return rows, ca, cb
-
-
 def learned_scorers(fa: np.ndarray, fb: np.ndarray, lay: Featurizer,
-                    discrete: bool = False) -> list[Scorer]:
+                    weights: tuple | None = None) -> list[Scorer]:
     """Linear logistic score on the featurizer's features, and the pairwise (nonlinear) variant
-    when the base features are few enough. Discrete outputs are fitted on their distinct rows."""
-    if discrete:
-        rows, ca, cb = _distinct(np.asarray(fa, np.float64).reshape(len(fa), -1),
-                                 np.asarray(fb, np.float64).reshape(len(fb), -1))
-        xa, xb, wa, wb = rows, rows, ca, cb
-    else:
-        xa, xb, wa, wb = fa, fb, None, None
+    when the base features are few enough. `weights`: counts per row of `fa` and `fb` (discrete
+    outputs are fitted on their distinct codes)."""
+    xa, xb = fa, fb
+    wa, wb = weights if weights is not None else (None, None)
     out = []
     w = fit_logistic(lay(xa), lay(xb), wa=wa, wb=wb)
     if w is not None:
         out.append(Scorer("learned score (logistic)", lay, tuple(float(v) for v in w)))
     base = lay.n_features()
-    if 2 <= base <= MAX_PAIRWISE_BASE:
+    if 2 <= base <= (MAX_PAIRWISE_BASE_CODES if weights is not None else MAX_PAIRWISE_BASE):
         lay2 = lay.with_pairwise()
         w2 = fit_logistic(lay2(xa), lay2(xb), wa=wa, wb=wb)
         if w2 is not None:
             out.append(Scorer("learned score (logistic, pairwise)", lay2, tuple(float(v) for v in w2)))
+    return out
+
+
+def learning_codes(blackbox: Any, pair: Any, key: tuple[int, ...], seed: int,
+                   runs: int) -> list[dict]:
+    """Code counts of both inputs' discrete vector outputs over `runs` learning runs each, in
+    chunks (spawn keys ``(LEARN,) + key + (side,)``, chunk i)."""
+    out = []
+    for s, inp in enumerate((pair.a, pair.b)):
+        table: dict = {}
+        done, i = 0, 0
+        while done < runs:
+            size = min(LEARN_CHUNK, runs - done)
+            o = call_blackbox(blackbox, inp, pair.queries, size,
+                              chunk_rng(seed, (LEARN,) + tuple(key) + (s,), i))
+            rows, counts = np.unique(o.reshape(size, -1), axis=0, return_counts=True)
+            for r, c in zip(map(tuple, rows.tolist()), counts.tolist()):
+                table[r] = table.get(r, 0) + c
+            done, i = done + size, i + 1
+        out.append(table)
     return out
 
 
@@ -293,10 +315,17 @@ def attach(blackbox: Any, pair: Any, model: Any, key: tuple[int, ...], seed: int
         lay = None
     else:
         return model
+    if lay is None:  # discrete vectors: fit on distinct codes, so a large sample costs little
+        ca, cb = learning_codes(blackbox, pair, key, seed, min(explore_runs, LEARN_CODES_MAX))
+        rows = sorted(set(ca) | set(cb))
+        x = np.asarray(rows, dtype=np.float64).reshape(len(rows), -1)
+        wa = np.array([ca.get(r, 0) for r in rows], dtype=np.float64)
+        wb = np.array([cb.get(r, 0) for r in rows], dtype=np.float64)
+        lay = discrete_layout([x])
+        model.scorers = tuple(learned_scorers(x, x, lay, weights=(wa, wb)))
+        return model
     fa, fb = learning_sample(blackbox, pair, key, seed, learn_runs(explore_runs))
-    if lay is None:
-        lay = discrete_layout([fa, fb])
-    scorers = learned_scorers(fa, fb, lay, discrete=model.kind == "discrete")
+    scorers = learned_scorers(fa, fb, lay)
     if model.kind == "mixed":
         flat = np.vstack([np.asarray(o, dtype=np.float64).reshape(o.shape[0], -1) for o in (fa, fb)])
         scorers = _column_scorers(lay, flat) + scorers
