@@ -153,7 +153,8 @@ def test_false_violation_rate_with_learned_events():
     eps, so their rate is close to the limit only if selection picks the extreme tails. The
     assertion, at most 40 of 200 (the limit's expectation), fails for a sound auditor whose rate
     is at most 0.2 with probability <= 0.47 at the very limit — but the measured rate is far
-    below (0-4 of 200 here), where the failure probability is < 1e-20. A rate above 0.2 (an
+    below (5 of 201 here: 3 Laplace, 0 sparse vector, 2 geometric), and at a rate of 0.025 the
+    failure probability is < 1e-15. A rate above 0.2 (an
     unsound selection, e.g. events chosen on confirmation samples) fails it almost surely."""
     assert learned.ENABLED
     mechs = [(LaplaceVector(), [(np.zeros(3), np.r_[1.0, 0.0, 0.0])]),
