@@ -26,6 +26,7 @@ import numpy as np
 
 from audit.auditor import SEARCH, Pair, explore
 from audit.errors import PrivauditError
+from audit.neighbours import InputDistance, input_distance, parse_input_distance
 from audit.runners.local import LocalRunner
 from audit.types import Claim
 
@@ -75,8 +76,21 @@ def _moves(a: np.ndarray, b: np.ndarray, norm: str, d: float, rng: np.random.Gen
     return out[:count]
 
 
-def search_mechanism_inputs(mech: Any, k: int, *, claim: Claim | None = None, norm: str = "statdp",
-                            sensitivity: float = 1.0, seed: int = 0, runner: Any = None,
+# the literature's patterns for each declared input relation: StatDP's seven are l-infinity
+# neighbours; the l1 worst cases are also l2 neighbours; "replace one record" is hamming
+PATTERNS = {"linf": "statdp", "l1": "l1", "l2": "l1", "hamming": "replace-one"}
+
+
+def _within(pairs: list, relation: InputDistance | None) -> list:
+    if relation is None:
+        return pairs
+    tol = relation.bound * (1 + 1e-9) + 1e-12
+    return [(a, b) for a, b in pairs if input_distance(a, b, relation.norm) <= tol]
+
+
+def search_mechanism_inputs(mech: Any, k: int, *, claim: Claim | None = None,
+                            norm: str | None = None, sensitivity: float | None = None,
+                            relation: Any = None, seed: int = 0, runner: Any = None,
                             search_runs: int = 50_000, confirm_runs: int = 1_000_000,
                             confidence: float = 0.95, keep: int = 3, rounds: int = 2,
                             moves: int = 8) -> MechanismSearch:
@@ -87,8 +101,13 @@ def search_mechanism_inputs(mech: Any, k: int, *, claim: Claim | None = None, no
     mech : Mechanism
     k : int
         Input length.
+    relation : InputDistance or "NORM:BOUND", optional
+        The mechanism's input neighbour relation (`audit.neighbours.InputDistance`): it picks the
+        starting patterns (`PATTERNS`) and the move size, and every pair tried or returned lies
+        within it, so `audit.audit` never refuses what the search proposes.
     norm, sensitivity
-        The neighbour relation (`attacks.mechanisms.NORMS`) and its Delta.
+        Without `relation`: the pattern family (`attacks.mechanisms.NORMS`, default "statdp")
+        and its Delta (default 1).
     search_runs : int
         Runs per input per scored pair (finalists are scored again, at twice that, each round).
     keep, rounds, moves
@@ -98,16 +117,33 @@ def search_mechanism_inputs(mech: Any, k: int, *, claim: Claim | None = None, no
         claim = getattr(mech, "claim", None)
     if not isinstance(claim, Claim):
         raise PrivauditError("search_mechanism_inputs needs a claim (mech.claim or claim=)")
+    relation = parse_input_distance(relation)
+    if relation is not None:
+        if norm is not None or sensitivity is not None:
+            raise PrivauditError("give either relation= or norm=/sensitivity=, not both")
+        if relation.bound <= 0:
+            raise PrivauditError(f"no pairs lie within {relation.describe()}")
+        norm, sensitivity = PATTERNS[relation.norm], relation.bound
+        if relation.norm == "hamming" and relation.bound < 1:
+            raise PrivauditError(f"no pairs lie within {relation.describe()}")
+        if relation.norm == "hamming":
+            sensitivity = 1.0
+    norm = "statdp" if norm is None else norm
+    sensitivity = 1.0 if sensitivity is None else sensitivity
     runner = runner if runner is not None else LocalRunner()
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(SEARCH, ROUND_OFFSET)))
-    pool = mechanism_pairs(k, norm=norm, sensitivity=sensitivity)
+    pool = _within(mechanism_pairs(k, norm=norm, sensitivity=sensitivity), relation)
+    if not pool:
+        raise PrivauditError(f"none of the {norm} patterns of length {k} lies within "
+                             f"{relation.describe() if relation else norm}")
     kw = dict(claim=claim, confirm_runs=confirm_runs, confidence=confidence, seed=seed, runner=runner)
     scores = _score(mech, pool, runs=search_runs, round_index=0, **kw)
     history = [{"round": 0, "pair": i, "expected_epsilon": float(s)} for i, s in enumerate(scores)]
     order = np.argsort(-scores, kind="stable")[:keep]
     best = [(pool[i], float(scores[i])) for i in order]
     for r in range(1, rounds + 1):
-        proposals = [m for (a, b), _ in best for m in _moves(a, b, norm, float(sensitivity), rng, moves)]
+        proposals = _within([m for (a, b), _ in best
+                             for m in _moves(a, b, norm, float(sensitivity), rng, moves)], relation)
         if not proposals:
             break
         # finalists are re-scored on fresh samples beside the proposals (no winner's curse)
@@ -119,4 +155,4 @@ def search_mechanism_inputs(mech: Any, k: int, *, claim: Claim | None = None, no
     return MechanismSearch([p for p, _ in best], history)
 
 
-__all__ = ["search_mechanism_inputs", "MechanismSearch"]
+__all__ = ["search_mechanism_inputs", "MechanismSearch", "PATTERNS"]

@@ -27,6 +27,10 @@ Optional capabilities
 ``input_distance`` (`HasInputDistance`)
     A mechanism's input neighbour relation (`audit.neighbours.InputDistance`, or ``"l1:1"``):
     given pairs farther apart are refused with the distance found.
+``input_length`` (`HasInputLength`)
+    The number of entries of a vector-input mechanism's input. With a declared ``input_distance``
+    and no pairs, `privaudit audit` searches for inputs of this length
+    (`attacks.mechanism_search`; ``--input-length K`` gives it on the command line).
 ``search_sizes`` (`HasSearchSizes`)
     The dataset sizes the learner accepts, when it accepts only some (the search tries these).
 ``exact_values`` (`HasExactValues`)
@@ -47,6 +51,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from .errors import PrivauditError
 from .neighbours import InputDistance, parse_input_distance
 from .types import Claim, Dataset
 
@@ -120,6 +125,11 @@ class HasInputDistance(Protocol):
 
 
 @runtime_checkable
+class HasInputLength(Protocol):
+    input_length: int
+
+
+@runtime_checkable
 class HasSearchSizes(Protocol):
     search_sizes: tuple
 
@@ -187,6 +197,16 @@ def declared_input_distance(obj: Any) -> InputDistance | None:
     return parse_input_distance(_opt(obj, "input_distance"))
 
 
+def declared_input_length(obj: Any) -> int | None:
+    """A vector-input mechanism's declared ``input_length`` (None when it declares none)."""
+    k = _opt(obj, "input_length")
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise PrivauditError(f"{name_of(obj)}.input_length must be a positive integer, got {k!r}")
+    return int(k)
+
+
 def own_pairs(obj: Any) -> Any:
     """The object's built-in ``pairs`` (None when it has none or they are empty)."""
     return _opt(obj, "pairs") or None
@@ -243,5 +263,5 @@ __all__ = ["Learner", "Mechanism", "HasCertified", "HasParams", "HasPairs", "Has
            "is_mechanism", "name_of", "claim_of", "certified_of", "params_of", "own_pairs",
            "own_queries", "own_data", "exact_oracle", "search_sizes", "exact_values_of",
            "is_reproducible", "HasExactValues", "HasReproducible", "is_hypothesis_class",
-           "declared_input_distance", "HasInputDistance",
-           "declared_domain"]
+           "declared_input_distance", "HasInputDistance", "declared_input_length",
+           "HasInputLength", "declared_domain"]

@@ -5,6 +5,8 @@ import pytest
 
 from attacks.mechanism_search import search_mechanism_inputs
 from audit import audit
+from audit.errors import PrivauditError
+from audit.neighbours import input_distance, parse_input_distance
 from power_mechanisms import SVT1, SVT6
 
 
@@ -27,3 +29,20 @@ def test_search_on_a_correct_mechanism_stays_sound():
     found = search_mechanism_inputs(SVT1(), 6, search_runs=3_000, rounds=1, moves=3, keep=2)
     r = audit(SVT1(), found.pairs, explore_runs=10_000, confirm_runs=20_000, seed=2)
     assert not r.violation
+
+
+@pytest.mark.parametrize("relation", ["linf:1", "l1:1", "l2:0.5", "hamming:1"])
+def test_every_pair_tried_or_returned_lies_within_the_declared_relation(relation):
+    """With relation=, the patterns and the local moves are filtered by the relation, so
+    `audit` (which checks declared relations) never refuses what the search proposes."""
+    rel = parse_input_distance(relation)
+    found = search_mechanism_inputs(SVT1(), 6, relation=rel, search_runs=1_000, rounds=1,
+                                    moves=4, keep=2)
+    assert found.pairs
+    for a, b in found.pairs:
+        assert 0 < input_distance(a, b, rel.norm) <= rel.bound + 1e-9
+
+
+def test_relation_and_norm_together_are_refused():
+    with pytest.raises(PrivauditError, match="relation"):
+        search_mechanism_inputs(SVT1(), 4, relation="linf:1", norm="l1")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import privaudit.cli_audit
+import privaudit.loading
 from privaudit.cli import main
 from privaudit.supervise import EXIT_BROKEN_PIPE, supervise
 
@@ -87,8 +88,10 @@ def test_bad_specs_are_exit_2(capsys, spec):
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_closed_output_pipe_is_141_not_a_verdict_or_internal_error(capsys):
-    # `privaudit ... | head`: the reader went away; that is neither a verdict nor a crash
+def test_closed_output_pipe_is_141_not_a_verdict_or_internal_error(capsys, monkeypatch):
+    # `privaudit ... | head`: the reader went away; that is neither a verdict nor a crash.
+    # No user folders loaded (earlier tests may have loaded black boxes from this folder).
+    monkeypatch.setattr(privaudit.loading, "_USER_DIRS", [])
     def command() -> int:
         raise BrokenPipeError(32, "Broken pipe")
 
