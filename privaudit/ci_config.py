@@ -46,6 +46,7 @@ from audit.neighbours import check_input_neighbours, parse_input_distance
 from audit.packing import DEFAULT_PACKING_RUNS, check_packable
 from audit.request import AuditRequest, resolve_claim
 from audit.types import Claim
+from privaudit import input_search
 from privaudit.loading import read_inputs
 from privaudit.packing_family import resolve_family
 from privaudit.resolve import build_target
@@ -63,7 +64,8 @@ DEFAULT_KEYS = ("confidence", "seed", "runner", "address", "explore_runs", "conf
                 "tests", "num_cpus", "chunk_runs", "sequential")
 AUDIT_KEYS = ("name", "algorithm", "blackbox", "params", "claim", "expect", "explore_runs",
               "confirm_runs", "tests", "seed", "against", "pairs", "data", "queries",
-              "input_distance", "group", "packing", "packing_params", "sequential")
+              "input_distance", "input_length", "group", "packing", "packing_params",
+              "sequential")
 CLAIM_KEYS = ("epsilon", "delta", "neighbours", "scope")
 
 
@@ -106,6 +108,7 @@ class AuditSpec:
     input_distance: Any = None
     group: int = 1                       # group distance of the pairs (audit.group)
     packing: Any = field(default=None, repr=False, compare=False)   # a PackingFamily, or None
+    input_length: int | None = None      # a mechanism without pairs: search inputs of this length
 
     def request(self, confidence: float) -> AuditRequest:
         """This entry as the core's request model, at the per-audit `confidence`."""
@@ -537,6 +540,11 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
                 relation = parse_input_distance(a["input_distance"])
             except PrivauditError as exc:
                 bad("input_distance", str(exc))
+    input_length = a.get("input_length")
+    if input_length is not None and (isinstance(input_length, bool)
+                                     or not isinstance(input_length, int) or input_length < 1):
+        bad("input_length", f"must be an integer >= 1, got {input_length!r}")
+        input_length = None
     if not learner and len(probs.items) == n0:
         rel = relation or declared_input_distance(obj)
         given = files.get("pairs")
@@ -559,8 +567,18 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
                      budget["explore_runs"], budget["confirm_runs"], budget["tests"], seed,
                      against, obj=obj, line=probs.loc.line("audit", i),
                      input_distance=relation, group=group, packing=packing,
-                     sequential=budget["sequential"],
+                     sequential=budget["sequential"], input_length=input_length,
                      **files)
+    try:
+        request = spec.request(confidence_i)
+    except PrivauditError:
+        request = None         # reported by the audit itself, as any run-time refusal
+    if request is not None:
+        try:   # a mechanism without pairs: can its inputs be searched for? (said before any run)
+            input_search.plan(request, input_length)
+        except PrivauditError as exc:
+            bad("input_length" if input_length is not None else "pairs", str(exc))
+            return None
     if packing is not None:
         return spec
     # An expectation that no outcome can meet is an impossible value: reject it now rather than

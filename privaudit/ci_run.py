@@ -41,6 +41,7 @@ from audit.request import run_request
 from audit.result import AuditResult, BoundTest
 from audit.runners.factory import make_runner
 from audit.suite import SuiteEntry, SuiteResult
+from privaudit import input_search
 from privaudit.ci_config import AuditSpec, CIConfig
 
 
@@ -56,7 +57,15 @@ def make_suite_runner(cfg: CIConfig, kind: str | None = None, address: str | Non
 def run_one(spec: AuditSpec, confidence: float, runner: Any) -> AuditResult:
     """One audit of the suite at the per-audit `confidence`."""
 
-    return run_request(spec.request(confidence), runner=runner)
+    request = spec.request(confidence)
+    found_plan = input_search.plan(request, spec.input_length)
+    note = None
+    if found_plan is not None:
+        request, note = input_search.search(request, found_plan)
+    result = run_request(request, runner=runner)
+    if note:
+        result.notes = list(result.notes) + [note]
+    return result
 
 
 def run_suite(cfg: CIConfig, runner: Any = None, baseline: SuiteResult | None = None,

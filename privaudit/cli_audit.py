@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import shutil
 import sys
@@ -16,14 +15,13 @@ from audit import jsonnum
 from audit.budget import DEFAULT_CONFIRM_RUNS, Budget
 from audit.errors import PrivauditError
 from audit.files import atomic_write_text, ensure_dir, refuse_symlink
-from attacks.mechanism_search import search_mechanism_inputs
-from audit.interfaces import declared_input_distance, declared_input_length, is_learner, own_pairs
-from audit.neighbours import parse_input_distance
+from audit.interfaces import is_learner
 from audit.journal import Journal
 from audit.packing import DEFAULT_PACKING_RUNS
 from audit.request import AuditRequest, run_request
 from audit.runners import LocalRunner
 from audit.runners.factory import make_runner
+from privaudit import input_search
 from privaudit.loading import read_inputs, read_json
 from privaudit.options import add_timeout, planned_runs, runner_choice
 from privaudit.packing_family import coerce, resolve_family
@@ -216,48 +214,8 @@ def _request(args: argparse.Namespace) -> tuple[AuditRequest, Target]:
                        params=target.params, input_distance=args.input_distance,
                        group=getattr(args, "group", 1), packing=packing, **inputs)
     req.resolved_claim()   # a missing or invalid claim is bad input, reported before any run
-    args.input_search = _input_search_plan(args, req)
+    args.input_search = input_search.plan(req, getattr(args, "input_length", None))
     return req, target
-
-
-def _input_search_plan(args: argparse.Namespace, req: AuditRequest) -> tuple | None:
-    """(relation, k) when a mechanism has no pairs and privaudit must search for them."""
-    length = getattr(args, "input_length", None)
-    if req.is_learner or req.packing is not None:
-        if length is not None:
-            raise PrivauditError("--input-length applies to mechanisms without pairs")
-        return None
-    if req.pairs is not None or own_pairs(req.target):
-        if length is not None:
-            raise PrivauditError("--input-length applies only when no pairs are given (the "
-                                 "search finds them); drop it or --pairs")
-        return None
-    relation = parse_input_distance(req.input_distance) or declared_input_distance(req.target)
-    k = length if length is not None else declared_input_length(req.target)
-    if k is not None and (isinstance(k, bool) or k < 1):
-        raise PrivauditError(f"--input-length must be >= 1, got {k}")
-    if relation is None or k is None:
-        missing = [w for w, v in (("an input neighbour relation (--input-distance NORM:BOUND or an "
-                                   "input_distance attribute)", relation),
-                                  ("the input length (--input-length K or an input_length "
-                                   "attribute)", k)) if v is None]
-        raise PrivauditError(f"no pairs: give --pairs FILE.json, or declare "
-                             f"{' and '.join(missing)} so privaudit searches for them")
-    return relation, int(k)
-
-
-def _search_inputs(args: argparse.Namespace, req: AuditRequest) -> tuple[AuditRequest, str]:
-    """Run the mechanism input search (attacks.mechanism_search) and put its pairs in `req`."""
-    relation, k = args.input_search
-    b = req.budget
-    search_runs = max(10_000, b.explore_runs // 2)
-    found = search_mechanism_inputs(req.target, k, claim=req.resolved_claim(), relation=relation,
-                                    seed=b.seed, search_runs=search_runs,
-                                    confirm_runs=b.confirm_runs, confidence=b.confidence)
-    note = (f"pairs found by the input search: StatDP/l1 patterns of length {k} within "
-            f"{relation.describe()}, then local moves ({len(found.history)} candidates scored on "
-            f"separate search samples); the bound is confirmed on fresh runs")
-    return dataclasses.replace(req, pairs=[(a, b) for a, b in found.pairs]), note
 
 
 _DEFAULTS: dict = {}   # the audit parser's defaults, to tell options given again on --resume
@@ -362,7 +320,7 @@ def run_audit(args: argparse.Namespace) -> int:
     search_note = None
     try:
         if getattr(args, "input_search", None) is not None:
-            req, search_note = _search_inputs(args, req)
+            req, search_note = input_search.search(req, args.input_search)
         runner = make_runner_from_args(args, planned_runs(req))
         if getattr(args, "runner_note", None) and not args.json:
             print(f"privaudit: {args.runner_note}", file=sys.stderr)

@@ -86,4 +86,39 @@ def test_input_length_with_pairs_is_refused(module_dir, capsys):
     (module_dir / "p.json").write_text("[[[0], [1]]]")
     code = main(["audit", "--blackbox", "searchmech:correct", "--pairs", "p.json",
                  "--input-length", "1", *FAST])
-    assert code == 2 and "--input-length" in capsys.readouterr().err
+    assert code == 2 and "input length applies only" in capsys.readouterr().err
+
+
+def test_ci_config_searches_inputs_and_refuses_what_it_cannot(module_dir, capsys):
+    """The CI gate takes the same decision: input_length / input_distance keys, or refusal
+    at validation (exit 2) naming the missing declaration."""
+    (module_dir / "ci.toml").write_text(textwrap.dedent('''
+        [defaults]
+        runner = "local"
+        explore_runs = 20000
+        confirm_runs = 100000
+
+        [[audit]]
+        name = "bug-found-by-search"
+        blackbox = "searchmech:bug"
+        expect = "violation"
+
+        [[audit]]
+        name = "correct-searched"
+        blackbox = "searchmech:correct"
+        input_distance = "l1:1"
+        input_length = 3
+        expect = "pass"
+    '''))
+    code = main(["ci", "ci.toml", "--out", "ci-out"])
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    (module_dir / "bad.toml").write_text(textwrap.dedent('''
+        [[audit]]
+        name = "nothing-declared"
+        blackbox = "searchmech:correct"
+        expect = "pass"
+    '''))
+    code = main(["ci", "bad.toml"])
+    err = capsys.readouterr().err
+    assert code == 2 and "input neighbour relation" in err, err
