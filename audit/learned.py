@@ -23,7 +23,7 @@ logistic regression by `scipy.optimize.minimize` (L-BFGS) on standardised featur
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from scipy import optimize, special
@@ -58,6 +58,29 @@ def _score(featurizer: Featurizer, weights: tuple, outputs: np.ndarray) -> np.nd
         rows, inv = np.unique(outputs, axis=0, return_inverse=True)
         return (featurizer(rows) @ w)[inv.reshape(-1)]
     return featurizer(outputs) @ w
+
+
+def score_all(scorers: Sequence["Scorer"], outputs: np.ndarray) -> list[np.ndarray]:
+    """``[s(outputs) for s in scorers]``, bit for bit, with each featurizer applied once.
+
+    Many scorers share a featurizer (one per column of a mixed output, linear and pairwise fits
+    of the same layout); featurising is the costly step, so the features are computed once per
+    distinct featurizer and released before the next (pairwise features of a chunk are large)."""
+    integer = outputs.dtype.kind in "biu" and outputs.ndim == 2 and outputs.shape[0] > 1
+    if integer:
+        rows, inv = np.unique(outputs, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+    groups: dict = {}
+    for i, s in enumerate(scorers):
+        groups.setdefault(s.featurizer, []).append(i)
+    out: list = [None] * len(scorers)
+    for featurizer, members in groups.items():
+        f = featurizer(rows if integer else outputs)
+        for i in members:
+            w = np.asarray(scorers[i].weights, dtype=np.float64)
+            out[i] = (f @ w)[inv] if integer else f @ w
+        del f
+    return out
 
 
 @dataclass(frozen=True)
@@ -126,8 +149,9 @@ class ScoreHistogramCounter:
         if self.projections:  # the raw statistics, counted exactly as without learned scores
             raw = HistogramCounter(self.projections, self.edges, self.features)(outputs).counts
             counts[: raw.shape[0], : raw.shape[1]] = raw
-        for k, (e, s) in enumerate(zip(self.score_edges, self.scorers)):
-            b = np.searchsorted(np.asarray(e), s(outputs), side="right")
+        scores = score_all(self.scorers[: len(self.score_edges)], outputs)
+        for k, (e, sc) in enumerate(zip(self.score_edges, scores)):
+            b = np.searchsorted(np.asarray(e), sc, side="right")
             counts[len(self.edges) + k, : len(e) + 1] = np.bincount(b, minlength=len(e) + 1)
         return HistogramCounts(int(outputs.shape[0]), counts)
 
@@ -331,7 +355,8 @@ def attach(blackbox: Any, pair: Any, model: Any, key: tuple[int, ...], seed: int
         scorers = _column_scorers(lay, flat) + scorers
     model.scorers = tuple(scorers)
     if model.kind != "discrete":
-        model.score_edges = tuple(score_grid(np.concatenate([s(fa), s(fb)])) for s in scorers)
+        sa, sb = score_all(scorers, fa), score_all(scorers, fb)
+        model.score_edges = tuple(score_grid(np.concatenate([x, y])) for x, y in zip(sa, sb))
     return model
 
 
