@@ -27,7 +27,7 @@ import threading
 import time
 import warnings
 from collections import deque
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import interrupts
 from ..errors import BlackBoxError, PrivauditError
@@ -112,6 +112,24 @@ def _user_pythonpath() -> str:
             keep.append(rp)
     extra = os.environ.get("PYTHONPATH", "")
     return os.pathsep.join(keep + ([extra] if extra else []))
+
+
+def _task_args(specs: dict, used: Iterable[int]) -> tuple[list, list]:
+    """Task specs of the jobs `used`, each object ref passed once as a task argument (-1: none)."""
+    slots: dict[Any, int] = {}
+    args: list = []
+
+    def slot(ref: Any) -> int:
+        if ref is None:
+            return -1
+        if id(ref) not in slots:
+            slots[id(ref)] = len(args)
+            args.append(ref)
+        return slots[id(ref)]
+
+    specs_out = [(slot(specs[j][0]), slot(specs[j][1]), slot(specs[j][2]), slot(specs[j][3]),
+                  specs[j][4], specs[j][5]) for j in used]
+    return specs_out, args
 
 
 class RayRunner(Runner):
@@ -287,20 +305,8 @@ class RayRunner(Runner):
             n = max(1, min(n, _MAX_CHUNKS_PER_TASK, math.ceil(len(queue) / workers)))
             batch = [queue.popleft() for _ in range(min(n, len(queue)))]
             used = sorted({j for j, _, _ in batch})
-            slots: dict[Any, int] = {}
-            args: list = []
-
-            def slot(ref: Any) -> int:
-                if ref is None:
-                    return -1
-                if id(ref) not in slots:
-                    slots[id(ref)] = len(args)
-                    args.append(ref)
-                return slots[id(ref)]
-
             local = {j: s for s, j in enumerate(used)}
-            task_specs = [(slot(specs[j][0]), slot(specs[j][1]), slot(specs[j][2]), slot(specs[j][3]),
-                           specs[j][4], specs[j][5]) for j in used]
+            task_specs, args = _task_args(specs, used)
             items = [(local[j], i, size) for j, i, size in batch]
             ref = self._remote.remote(seed, task_specs, items, *args)
             inflight[ref] = batch
@@ -313,18 +319,8 @@ class RayRunner(Runner):
                 # A timeout keeps the loop responsive to Ctrl-C / SIGTERM.
                 ready, _ = ray.wait(list(inflight), num_returns=1, timeout=1.0)
                 for ref in ready:
-                    batch = inflight.pop(ref)
-                    elapsed, reds = self._fetch(ref, batch, jobs)
-                    runs = sum(size for _, _, size in batch)
-                    rate = elapsed / max(runs, 1)
-                    sec_per_run = rate if sec_per_run is None else 0.7 * sec_per_run + 0.3 * rate
-                    for (j, i, size), red in zip(batch, reds):
-                        if journal is not None:
-                            journal.put(jobs[j], i, size, red, seed=seed)
-                        merger.add(j, i, red)
-                        self.stats["computed"] += 1
-                        if progress is not None:
-                            progress(size)
+                    _, sec_per_run = self._absorb(ref, inflight, jobs, seed, journal, progress,
+                                                  sec_per_run, merger.add)
         except BaseException:
             # Interrupted (Ctrl-C, SIGTERM -> SystemExit) or failed: stop the work still queued
             # on the cluster. Every chunk already journaled stays valid.
@@ -334,6 +330,25 @@ class RayRunner(Runner):
                 except Exception:  # already finished or its node is gone
                     pass
             raise
+
+    def _absorb(self, ref: Any, inflight: dict, jobs: Sequence[Job], seed: int, journal: Any,
+                progress: ProgressFn | None, sec_per_run: float | None,
+                sink: Callable[[int, int, Reduction], None]) -> tuple[list, float]:
+        """Take a finished task's chunks: journal each, hand it to `sink(job, chunk, red)`,
+        and update the measured seconds per run that sizes the next batches."""
+        batch = inflight.pop(ref)
+        elapsed, reds = self._fetch(ref, batch, jobs)
+        runs = sum(size for _, _, size in batch)
+        rate = elapsed / max(runs, 1)
+        sec_per_run = rate if sec_per_run is None else 0.7 * sec_per_run + 0.3 * rate
+        for (j, i, size), red in zip(batch, reds):
+            if journal is not None:
+                journal.put(jobs[j], i, size, red, seed=seed)
+            sink(j, i, red)
+            self.stats["computed"] += 1
+            if progress is not None:
+                progress(size)
+        return batch, sec_per_run
 
     def iter_rounds(self, jobs: Sequence[Job], seed: int, *, journal: Any = None,
                     progress: ProgressFn | None = None) -> Iterator[tuple[int, list[Reduction]]]:
@@ -382,22 +397,13 @@ class RayRunner(Runner):
             n = max(1, min(n, _MAX_CHUNKS_PER_TASK // max(n_jobs, 1), math.ceil(len(queue) / workers)))
             rounds = [queue.popleft() for _ in range(min(n, len(queue)))]
             batch = [(j, r, sizes[r]) for r in rounds for j in range(n_jobs)]
-            slots: dict[Any, int] = {}
-            args: list = []
-
-            def slot(ref: Any) -> int:
-                if ref is None:
-                    return -1
-                if id(ref) not in slots:
-                    slots[id(ref)] = len(args)
-                    args.append(ref)
-                return slots[id(ref)]
-
-            task_specs = [(slot(specs[j][0]), slot(specs[j][1]), slot(specs[j][2]), slot(specs[j][3]),
-                           specs[j][4], specs[j][5]) for j in range(n_jobs)]
+            task_specs, args = _task_args(specs, range(n_jobs))
             ref = self._remote.remote(seed, task_specs, batch, *args)
             inflight[ref] = batch
             self.stats["tasks"] += 1
+
+        def keep(j: int, rr: int, red: Reduction) -> None:
+            pending.setdefault(rr, [None] * n_jobs)[j] = red
 
         finished = False
         try:
@@ -407,18 +413,8 @@ class RayRunner(Runner):
                         submit()
                     ready, _ = ray.wait(list(inflight), num_returns=1, timeout=1.0)
                     for ref in ready:
-                        batch = inflight.pop(ref)
-                        elapsed, reds = self._fetch(ref, batch, jobs)
-                        runs = sum(size for _, _, size in batch)
-                        rate = elapsed / max(runs, 1)
-                        sec_per_run = rate if sec_per_run is None else 0.7 * sec_per_run + 0.3 * rate
-                        for (j, rr, size), red in zip(batch, reds):
-                            if journal is not None:
-                                journal.put(jobs[j], rr, size, red, seed=seed)
-                            pending.setdefault(rr, [None] * n_jobs)[j] = red
-                            self.stats["computed"] += 1
-                            if progress is not None:
-                                progress(size)
+                        batch, sec_per_run = self._absorb(ref, inflight, jobs, seed, journal,
+                                                          progress, sec_per_run, keep)
                         for rr in {rr for _, rr, _ in batch}:
                             if all(x is not None for x in pending[rr]):
                                 done[rr] = pending.pop(rr)
