@@ -118,6 +118,16 @@ def run_chunk(job: Job, seed: int, index: int, size: int) -> Reduction:
     return job.reducer(call_blackbox(job.blackbox, job.inp, job.queries, size, rng))
 
 
+def journaled_chunk(job: Job, seed: int, index: int, size: int, journal: Any) -> Reduction:
+    """Chunk `index` of `job` from the journal when it holds it; else run it and journal it."""
+    red = journal.get(job, index, size, seed=seed) if journal is not None else None
+    if red is None:
+        red = run_chunk(job, seed, index, size)
+        if journal is not None:
+            journal.put(job, index, size, red, seed=seed)
+    return red
+
+
 ProgressFn = Callable[[int], None]
 
 
@@ -150,11 +160,7 @@ class Runner(ABC):
         totals: list[Reduction | None] = [None] * len(jobs)
         for r, size in enumerate(sizes):
             for j, job in enumerate(jobs):
-                red = journal.get(job, r, size, seed=seed) if journal is not None else None
-                if red is None:
-                    red = run_chunk(job, seed, r, size)
-                    if journal is not None:
-                        journal.put(job, r, size, red, seed=seed)
+                red = journaled_chunk(job, seed, r, size, journal)
                 totals[j] = red if totals[j] is None else totals[j] + red
                 if progress is not None:
                     progress(size)

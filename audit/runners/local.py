@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..reducers import Reduction
-from .base import Job, ProgressFn, Runner, plan, run_chunk
+from .base import Job, ProgressFn, Runner, journaled_chunk, plan
 
 
 class LocalRunner(Runner):
@@ -25,12 +25,7 @@ class LocalRunner(Runner):
             progress: ProgressFn | None = None) -> list[Reduction]:
         totals: list[Reduction | None] = [None] * len(jobs)
         for j, i, size in plan(jobs, self.chunk_runs):
-            job = jobs[j]
-            red = journal.get(job, i, size, seed=seed) if journal is not None else None
-            if red is None:
-                red = run_chunk(job, seed, i, size)
-                if journal is not None:
-                    journal.put(job, i, size, red, seed=seed)
+            red = journaled_chunk(jobs[j], seed, i, size, journal)
             totals[j] = red if totals[j] is None else totals[j] + red
             if progress is not None:
                 progress(size)
