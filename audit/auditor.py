@@ -367,7 +367,8 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
     if seq_info is not None:
         ceiling = sequential_ceiling(confirm_runs, confidence, m, claim.delta)
         notes.append(f"sequential: stopped after {seq_info['runs_per_side']:,} of {confirm_runs:,} "
-                     f"runs per side: {STOP_REASONS[seq_info['stopped']]}")
+                     f"runs per side: {STOP_REASONS[seq_info['stopped']]}; bounds from "
+                     f"{seq_info['validity']}")
     if best.k_q == 0 and best.k_p > 0:
         notes.append("support mismatch: the event never happened on the q side in "
                      f"{best.n_q} runs; epsilon_lower is capped only by the budget")

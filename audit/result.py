@@ -160,7 +160,9 @@ class AuditResult:
                      f"{pk.get('pivot')}: sum of other p_j >= {pk.get('sum_other_p_lo', 0):.4g}, "
                      f"1 - p_i <= {pk.get('one_minus_p_pivot_hi', 1):.3g}")
         if self.sequential is not None:
-            line += (f"\n  sequential (anytime-valid): stopped at {self.sequential['runs_per_side']:,} of "
+            how = ("anytime-valid" if self.sequential.get("anytime_valid", True) else
+                   "final fixed-n analysis at the planned budget")
+            line += (f"\n  sequential ({how}): stopped at {self.sequential['runs_per_side']:,} of "
                      f"{self.confirm_runs:,} runs per side ({self.sequential['stopped']})")
         if self.witness is not None:
             line += f"\n  witness: pair {self.witness.pair_index}, {self.witness.direction}, {self.witness.event_text}"

@@ -586,10 +586,8 @@ def _audit_spec(a: dict, i: int, d_budget: dict, cfg: CIConfig, confidence_i: fl
     # counts (n of n against 0 of n) give the largest possible margin.
     n, t = spec.confirm_runs, spec.tests
     alpha = stats.per_bound_alpha(confidence_i, t)
-    if spec.sequential:   # the anytime-valid bounds are a little wider
-        comps = sequential.components_for(n, alpha)
-        best_p = float(sequential.cs_lower(n, n, alpha, comps))
-        best_q = float(sequential.cs_upper(0, n, alpha, comps))
+    if spec.sequential:   # the final analysis spends part of alpha: a little wider
+        best_p, best_q = sequential.extreme_bounds(n, confidence_i, t)
     else:
         best_p, best_q = float(stats.cp_lower(n, n, alpha)), float(stats.cp_upper(0, n, alpha))
     detectable = best_p > math.exp(claim.epsilon) * best_q + claim.delta

@@ -85,7 +85,8 @@ def audit_view(result: AuditResult, plots: bool = True, anchor: str = "") -> dic
         if seq and seq.get("path"):
             view["plots"]["sequential"] = _plot(P.sequential_path, seq["path"], claim.epsilon,
                                                 int(seq.get("budget_per_side", result.confirm_runs)),
-                                                str(seq.get("stopped", "")), bool(result.violation))
+                                                str(seq.get("stopped", "")), bool(result.violation),
+                                                seq.get("final"))
     return view
 
 

@@ -49,9 +49,14 @@ def _audit_lines(r: AuditResult, heading: str = "###") -> list[str]:
               f"| seed | {r.seed} |"]
     seq = getattr(r, "sequential", None)
     if seq:
-        lines.append(f"| sequential (anytime-valid) | stopped ({md_escape(seq.get('stopped'))}) after "
+        if seq.get("anytime_valid", True):
+            how, valid = "anytime-valid", "confidence-sequence bounds, valid at any stopping time"
+        else:
+            how, valid = ("final analysis", "bounds of the final fixed-n analysis, valid at the "
+                          "planned budget only")
+        lines.append(f"| sequential ({how}) | stopped ({md_escape(seq.get('stopped'))}) after "
                      f"{fmt(seq.get('runs_per_side'))} of {fmt(seq.get('budget_per_side'))} runs per "
-                     f"side; confidence-sequence bounds, valid at any stopping time |")
+                     f"side; {valid} |")
     if getattr(r, "group", 1) > 1:
         lines.append(f"| group distance | k = {r.group}: the claim above is the group claim (k ε, δ_k); "
                      f"per individual ε ≥ {fmt(r.epsilon_lower / r.group)} |")

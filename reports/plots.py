@@ -214,12 +214,13 @@ def budget_curve(points: dict, claim_epsilon: float, n_now: int, eps_now: float,
 
 @_with_rc
 def sequential_path(path: list, claim_epsilon: float, budget: int, stopped: str,
-                    violation: bool) -> str:
+                    violation: bool, final: dict | None = None) -> str:
     """The anytime-valid bounds after each round of a sequential confirmation.
 
     `path` is the result's ``sequential["path"]``: per round the runs per side, the lower bound
     (running max over the confirmed tests) and the upper bound on the tested events' privacy
-    loss (the futility side; infinite while the q side has seen nothing).
+    loss (the futility side; infinite while the q side has seen nothing). `final` (the result's
+    ``sequential["final"]``) is the final fixed-n analysis at the budget, drawn as one point.
     """
     fig = _figure(9.5, 3.2)
     ax = fig.subplots()
@@ -232,13 +233,17 @@ def sequential_path(path: list, claim_epsilon: float, budget: int, stopped: str,
         ax.step(n[finite], hi[finite], where="post", color=ORANGE, lw=1.5,
                 label="upper bound on the tested events' loss")
     ax.axhline(claim_epsilon, color="black", lw=1.5, label=f"claimed ε = {claim_epsilon:g}")
-    if len(n):
+    f_eps = float(final["epsilon_lower"]) if final else None
+    if final:
+        ax.plot([float(final["runs"])], [f_eps], "D", color=RED if violation else GREEN, ms=8,
+                label=f"final fixed-n analysis at the budget: ε ≥ {f_eps:.4g}")
+    elif len(n):
         ax.plot([n[-1]], [lo[-1]], "o", color=RED if violation else GREEN, ms=8,
                 label=f"stopped ({stopped}) at n = {int(n[-1]):,}")
     ax.axvline(budget, color=GREY, ls="--", lw=1, label=f"budget {budget:,}")
     ax.set_xscale("log")
     _log_axis(ax.xaxis)
-    shown = np.concatenate([lo, hi[finite], [claim_epsilon]])
+    shown = np.concatenate([lo, hi[finite], [claim_epsilon]] + ([[f_eps]] if final else []))
     ax.set_ylim(0, max(float(np.max(shown)) * 1.15, 0.5))
     ax.set_xlim(max(1.0, n.min() / 1.5) if len(n) else 1.0, budget * 1.5)
     ax.set_xlabel("confirmation runs per side")
