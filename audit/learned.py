@@ -30,7 +30,7 @@ from scipy import optimize, special
 
 from .events import Candidate, threshold_candidates
 from .mixed import Featurizer, continuous_layout, discrete_layout
-from .reducers import CodeCounts, HistogramCounter, HistogramCounts
+from .reducers import CodeCounter, CodeCounts, HistogramCounter, HistogramCounts
 from .runners.base import call_blackbox, chunk_rng
 from .types import Claim
 
@@ -308,8 +308,9 @@ def learning_codes(blackbox: Any, pair: Any, key: tuple[int, ...], seed: int,
             size = min(LEARN_CHUNK, runs - done)
             o = call_blackbox(blackbox, inp, pair.queries, size,
                               chunk_rng(seed, (LEARN,) + tuple(key) + (s,), i))
-            rows, counts = np.unique(o.reshape(size, -1), axis=0, return_counts=True)
-            for r, c in zip(map(tuple, rows.tolist()), counts.tolist()):
+            # counted like exploration codes (rows of small integers packed into one int64:
+            # a 1-D sort instead of a row-wise one, ~10x faster; the same table)
+            for r, c in CodeCounter(None, "rows")(o.reshape(size, -1)).table.items():
                 table[r] = table.get(r, 0) + c
             done, i = done + size, i + 1
         out.append(table)

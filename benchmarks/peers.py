@@ -1,21 +1,40 @@
 """privaudit beside DP-Sniper and StatDP on the literature's benchmark mechanisms (`lit-…`).
 
-    python benchmarks/peers.py [NAME ...] [--runs 2e6 2e7] [--ray] [--out peers.json]
+    python benchmarks/peers.py [NAME ...] [--dpsniper-rows] [--runs 2e6 2e7]
+                               [--convention both|default|dpsniper] [--ray] [--out peers.json]
 
-For every `lit-` mechanism at DP-Sniper's parameters (eps_0 = 0.1; sparse vector c = 2, T = 1),
-privaudit audits its default pairs (DP-Sniper's witness first, then StatDP's patterns) with
-`runs` confirmation runs per side and runs/10 exploration runs per side and pair, seed 0, and
-prints epsilon_lower and wall time beside:
+Every `lit-` mechanism is audited at DP-Sniper's parameters: eps_0 = 0.1, and for the sparse
+vector variants the cutoff c = 1 and threshold T = 0.5 (Alg. 1) or T = 1 (the others) that
+DP-Sniper's evaluation script passes (`dpsniper/experiments/exp_default.py` in eth-sri/dp-sniper;
+its result log confirms c = 1: the "aborted" flag of query 2 is set exactly when query 1 is ⊤).
+`runs` confirmation runs per side, seed 0, under two conventions, printed side by side:
+
+* ``default`` — privaudit as a user runs it: every default pair of the mechanism (DP-Sniper's
+  witness first, then StatDP's patterns), runs/10 exploration runs per side and pair, confidence
+  0.95 for everything reported (Bonferroni: one confirmed test, so each of its two one-sided
+  Clopper–Pearson bounds is at alpha = 0.025), the pair and event chosen by privaudit itself.
+* ``dpsniper`` — DP-Sniper's convention for its final bound: ONE input pair, DP-Sniper's witness
+  (the mechanism's first default pair, which is the pair in the peer note's table), confidence
+  0.90 overall, i.e. a one-sided Clopper–Pearson bound at 95 % on each side (alpha = 0.05 per
+  bound, union bound 0.90), on fresh runs. The event is chosen on runs/10 exploration runs per
+  side plus a learning sample of min(runs/10, 10^6) per side (3x10^6 per side at runs = 2x10^7;
+  DP-Sniper, per pair at 1/10 of its budget: n_train = n = n_check = 1.07x10^6, about the same).
+  The number of confirmed tests and the per-bound alpha are read from the result (one test,
+  alpha 0.05; a row says so if not). DP-Sniper found the witness by its own search over StatDP's
+  patterns (on separate samples); privaudit is handed it here.
+
+Beside them:
 
 * DP-Sniper (Bichsel, Steffen, Bogunovic & Vechev, IEEE S&P 2021, Table 2; logistic regression):
-  the authors' reference log at n_final = 2x10^8, and the same code run here at 1/10 of every
-  budget (n_final = 2x10^7, 2 processes), from ../shared/notes/peer-reference-numbers.md.
+  the authors' reference log at n_final = 2x10^8 (`eval_sp2021/reference-results/`), and the same
+  code run here at 1/10 of every budget (n_final = 2x10^7, 2 processes), from
+  ../shared/notes/peer-reference-numbers.md.
 * StatDP (Ding, Wang, Wang, Zhang & Kifer, ACM CCS 2018, Sec. 6): whether it covers the
   mechanism. StatDP reports p-values on an epsilon grid, not lower bounds, so there is no number
   to put beside ours; "sep." means it separates the correct from the incorrect version.
 
-"—" marks mechanisms a peer does not cover. Rows where privaudit at 2x10^7 is below DP-Sniper
-at the same n_final are listed at the end.
+"—" marks mechanisms a peer does not cover; "V" a confirmed violation. Rows where privaudit at the
+largest budget is below DP-Sniper's 1/10 figure are listed at the end, per convention.
 """
 
 from __future__ import annotations
@@ -47,15 +66,28 @@ DPSNIPER = {
 # StatDP (CCS 2018) Sec. 6 evaluates noisy max (4 versions), histogram (2) and the six SVT variants
 STATDP = {"lit-rnm-laplace-index", "lit-rnm-exp-index", "lit-rnm-laplace-value", "lit-rnm-exp-value",
           "lit-histogram", "lit-histogram-bug", *(f"lit-svt{i}" for i in range(1, 7))}
-# DP-Sniper's parameters where the registry default differs (svt3, svt4 default to eps = 1)
-PARAMS = {f"lit-svt{i}": {"epsilon": 0.1, "c": 2} for i in range(1, 7)}
+# DP-Sniper's parameters where the registry default differs: exp_default.py runs
+# SparseVectorTechnique1(c=1, t=0.5) and SparseVectorTechnique2..6(c=1, t=1), eps = 0.1
+PARAMS = {f"lit-svt{i}": {"epsilon": 0.1, "c": 1, "threshold": 0.5 if i == 1 else 1.0}
+          for i in range(1, 7)}
+CONVENTIONS = {
+    "default": dict(confidence=0.95, witness_only=False),
+    "dpsniper": dict(confidence=0.90, witness_only=True),
+}
 
 
-def run(name: str, runs: int, runner) -> tuple[float, float, bool]:
+def run(name: str, runs: int, runner, convention: str) -> dict:
+    """One audit of `name` with `runs` confirmation runs per side under `convention`."""
+    conv = CONVENTIONS[convention]
     m = algorithms.get(name, **PARAMS.get(name, {}))
+    pairs = m.pairs[:1] if conv["witness_only"] else m.pairs
     t = time.perf_counter()
-    r = audit(m, m.pairs, explore_runs=max(runs // 10, 10_000), confirm_runs=runs, seed=0, runner=runner)
-    return r.epsilon_lower, time.perf_counter() - t, r.violation
+    r = audit(m, pairs, explore_runs=max(runs // 10, 10_000), confirm_runs=runs, seed=0,
+              confidence=conv["confidence"], runner=runner)
+    return {"epsilon_lower": r.epsilon_lower, "seconds": time.perf_counter() - t,
+            "violation": r.violation, "pairs": len(pairs), "tests": r.tests,
+            "alpha_per_bound": r.alpha_per_bound, "confidence": r.confidence,
+            "witness_pair": r.witness.pair_index, "event": r.witness.event_text}
 
 
 def fmt(x: float) -> str:
@@ -65,41 +97,56 @@ def fmt(x: float) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("names", nargs="*")
+    ap.add_argument("--dpsniper-rows", action="store_true",
+                    help="only the mechanisms of DP-Sniper's Table 2")
     ap.add_argument("--runs", type=float, nargs="+", default=[2e6, 2e7])
+    ap.add_argument("--convention", choices=("both", "default", "dpsniper"), default="both")
     ap.add_argument("--ray", action="store_true", help="run on a local Ray instance (or --address)")
     ap.add_argument("--address", default=None)
     ap.add_argument("--out", default=None, help="also write the rows as JSON")
     args = ap.parse_args()
     runner = RayRunner(address=args.address) if args.ray or args.address else LocalRunner()
-    names = args.names or [n for n in algorithms.names() if n.startswith("lit-")]
+    names = args.names or [n for n in algorithms.names() if n.startswith("lit-")
+                           and (not args.dpsniper_rows or n in DPSNIPER)]
     budgets = [int(r) for r in args.runs]
+    convs = ["default", "dpsniper"] if args.convention == "both" else [args.convention]
+    print("conventions: default = all default pairs, confidence 0.95 (alpha 0.025 per bound); "
+          "dpsniper = DP-Sniper's witness pair only, confidence 0.90 (alpha 0.05 per bound); "
+          "explore runs/10 per side and pair; seed 0", flush=True)
     rows = []
-    head = ["mechanism", "true ε", "expect"] + [f"privaudit {b:.0e} (s)" for b in budgets] + \
+    head = ["mechanism", "true ε", "expect"] + \
+        [f"{c} {b:.0e} (s)" for c in convs for b in budgets] + \
         ["DP-Sniper ref 2e8", "DP-Sniper 1/10 2e7 (s)", "StatDP"]
     print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
+    print("|" + "---|" * len(head), flush=True)
     for name in names:
         m = algorithms.get(name, **PARAMS.get(name, {}))
         expect = algorithms.info(name)["expect"]["correct"]
-        cells, row = [], {"name": name, "true_epsilon": m.true_epsilon, "claim": m.claim.epsilon,
-                          "expect": expect, "runs": {}}
-        for b in budgets:
-            eps, secs, viol = run(name, b, runner)
-            row["runs"][b] = {"epsilon_lower": eps, "seconds": secs, "violation": viol}
-            cells.append(f"{fmt(eps)} ({secs:.0f}){' V' if viol else ''}")
+        cells, row = [], {"name": name, "params": PARAMS.get(name, {}), "true_epsilon": m.true_epsilon,
+                          "claim": m.claim.epsilon, "expect": expect, "runs": {}}
+        for conv in convs:
+            for b in budgets:
+                res = run(name, b, runner, conv)
+                row["runs"][f"{conv}/{b}"] = res
+                cells.append(f"{fmt(res['epsilon_lower'])} ({res['seconds']:.0f})"
+                             f"{' V' if res['violation'] else ''}")
+                if conv == "dpsniper" and (res["tests"] != 1 or abs(res["alpha_per_bound"] - 0.05) > 1e-12):
+                    cells[-1] += f" [tests {res['tests']}, alpha {res['alpha_per_bound']:.3g}]"
         ds = DPSNIPER.get(name)
         row["dpsniper"] = ds
         cells += [f"{ds[0]:.4f}" if ds else "—", f"{ds[1]:.4f} ({ds[2]})" if ds else "—",
                   "sep." if name in STATDP else "—"]
         print("| " + " | ".join([f"`{name}`", fmt(m.true_epsilon), expect] + cells) + " |", flush=True)
         rows.append(row)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(rows, f, indent=1, default=str)
+        if args.out:  # rewritten after every row, so an interrupted run keeps what it measured
+            with open(args.out, "w") as f:
+                json.dump(rows, f, indent=1, default=str)
     top = max(budgets)
-    worse = [r["name"] for r in rows if r["dpsniper"] and top in r["runs"]
-             and r["runs"][top]["epsilon_lower"] < r["dpsniper"][1]]
-    print(f"\nbelow DP-Sniper (1/10, n_final 2e7) at {top:.0e}: {', '.join(worse) or 'none'}")
+    for conv in convs:
+        worse = [r["name"] for r in rows if r["dpsniper"] and f"{conv}/{top}" in r["runs"]
+                 and r["runs"][f"{conv}/{top}"]["epsilon_lower"] < r["dpsniper"][1]]
+        print(f"below DP-Sniper (1/10, n_final 2e7), {conv} convention at {top:.0e}: "
+              f"{', '.join(worse) or 'none'}", flush=True)
 
 
 if __name__ == "__main__":
