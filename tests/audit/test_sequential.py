@@ -387,3 +387,38 @@ def test_ray_gives_the_same_stop_and_cancels_the_rest(ray_instance):
         stats_ = dict(ray_runner.stats)
     assert r.sequential["stopped"] == "violation" and r.sequential["rounds"] == 1
     assert stats_["streamed"] and stats_["computed"] < stats_["chunks"]
+
+
+@pytest.mark.ray
+def test_interrupted_ray_audit_resumes_to_the_local_stop(ray_instance, tmp_path):
+    """A sequential audit on Ray interrupted half-way through its confirmation (a KeyboardInterrupt
+    raised from the progress callback, as Ctrl-C does) resumes from its journal, on Ray, to the
+    same stopping point and result as an uninterrupted local run with the same seed. The case
+    runs to the budget (the final analysis decides), so every round is needed."""
+    rr = algorithms.get("dp-rr", epsilon=1.0)
+    kw = dict(claim=Claim(0.97), seed=3, explore_runs=10_000, confirm_runs=100_000, sequential=True)
+    local = audit(rr, rr.pairs, **kw)
+    assert local.sequential["stopped"] == "budget" and local.sequential["decided_by"] == "final"
+    spent = [0]
+
+    def interrupt_midway(runs: int) -> None:
+        spent[0] += runs
+        if spent[0] > 2 * 10_000 + 100_000:     # exploration done, half of the confirmation
+            raise KeyboardInterrupt
+
+    with Journal(tmp_path / "j", fsync=False) as j:
+        with RayRunner(task_seconds=1e-9) as ray_runner, pytest.raises(KeyboardInterrupt):
+            audit(rr, rr.pairs, runner=ray_runner, journal=j, progress=interrupt_midway, **kw)
+        done = len(j)
+    assert done > 2        # exploration chunks and some confirmation chunks were journaled
+    with Journal(tmp_path / "j", fsync=False) as j:
+        with RayRunner(task_seconds=1e-9) as ray_runner:
+            resumed = audit(rr, rr.pairs, runner=ray_runner, journal=j, **kw)
+            computed = ray_runner.stats["computed"]
+            chunks = ray_runner.stats["chunks"]
+        assert j.hits >= done - 2     # every journaled chunk but a round's unpaired half is reused
+    print(f"journaled before the interrupt: {done}; resumed: {chunks - computed} of {chunks} from the journal")
+    assert computed < chunks          # the resumed confirmation did not start over
+    assert resumed.sequential == local.sequential
+    assert [t.to_dict() for t in resumed.confirmed] == [t.to_dict() for t in local.confirmed]
+    assert (resumed.epsilon_lower, resumed.violation) == (local.epsilon_lower, local.violation)
