@@ -62,6 +62,7 @@ from .provenance import code_digest, git_commit, versions
 from .reducers import CodeCounter, EventCounter, HistogramCounter, lattice_exponent
 from .result import AuditResult, BoundTest, Witness
 from .sequential import STOP_REASONS, confirm_sequential
+from .staged import EXPLORE_STAGE, explore_staged
 from .sequential import max_certifiable_epsilon as sequential_ceiling
 from .runners.base import Job, Runner, call_blackbox, chunk_rng
 from .runners.local import LocalRunner
@@ -232,32 +233,66 @@ def explore(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, explore_runs:
 
     Returns all candidates (each pair, query, event and direction), unsorted.
     """
-    if models is None:
-        models = [pilot(blackbox, p, tuple(key_prefix) + (i,), seed, min(PILOT_RUNS, explore_runs))
-                  for i, p in enumerate(pairs)]
-    for i, (p, m) in enumerate(zip(pairs, models)):
-        if not m.scorers and not is_learner(blackbox):
-            learned.attach(blackbox, p, m, tuple(key_prefix) + (i,), seed, explore_runs)
+    models = _explore_models(blackbox, pairs, key_prefix, seed, explore_runs, models)
     jobs = [Job(blackbox, inp, explore_runs, m.explore_reducer(), tuple(key_prefix) + (i, s), p.queries)
             for i, (p, m) in enumerate(zip(pairs, models)) for s, inp in enumerate((p.a, p.b))]
     reds = runner.run(jobs, seed, journal=journal, progress=progress)
     alpha = stats.per_bound_alpha(confidence, tests)
     cands: list[Candidate] = []
     for i, m in enumerate(models):
-        ra, rb = reds[2 * i], reds[2 * i + 1]
-        kw = dict(pair_index=i, n_confirm=confirm_runs, alpha=alpha, claim=claim)
-        if m.kind == "labels":
-            cands += label_candidates(ra, rb, m.width, **kw)
-        elif m.kind == "discrete":
-            cands += discrete_candidates(ra, rb, encoding=m.encoding, **kw)
-            cands += learned.code_score_candidates(ra, rb, m.scorers, **kw)
-        else:
-            if m.projections:
-                cands += threshold_candidates(ra, rb, m.projections, m.edges, m.labels,
-                                              features=m.features, **kw)
-            cands += learned.histogram_score_candidates(ra, rb, len(m.projections), m.scorers,
-                                                        m.score_edges, **kw)
+        cands += _pair_candidates(m, reds[2 * i], reds[2 * i + 1], i, claim, confirm_runs, alpha)
     return cands
+
+
+def _explore_models(blackbox: Any, pairs: Sequence[Pair], key_prefix: tuple[int, ...], seed: int,
+                    explore_runs: int, models: list[OutputModel] | None) -> list[OutputModel]:
+    """Each pair's output model (pilot), with learned scores attached to a mechanism's."""
+    if models is None:
+        models = [pilot(blackbox, p, tuple(key_prefix) + (i,), seed, min(PILOT_RUNS, explore_runs))
+                  for i, p in enumerate(pairs)]
+    for i, (p, m) in enumerate(zip(pairs, models)):
+        if not m.scorers and not is_learner(blackbox):
+            learned.attach(blackbox, p, m, tuple(key_prefix) + (i,), seed, explore_runs)
+    return models
+
+
+def _pair_candidates(m: OutputModel, ra: Any, rb: Any, i: int, claim: Claim, confirm_runs: int,
+                     alpha: float) -> list[Candidate]:
+    """Every candidate event of pair `i` scored on its exploration reductions `ra`, `rb`."""
+    kw = dict(pair_index=i, n_confirm=confirm_runs, alpha=alpha, claim=claim)
+    if m.kind == "labels":
+        return label_candidates(ra, rb, m.width, **kw)
+    if m.kind == "discrete":
+        return (discrete_candidates(ra, rb, encoding=m.encoding, **kw)
+                + learned.code_score_candidates(ra, rb, m.scorers, **kw))
+    out: list[Candidate] = []
+    if m.projections:
+        out += threshold_candidates(ra, rb, m.projections, m.edges, m.labels,
+                                    features=m.features, **kw)
+    return out + learned.histogram_score_candidates(ra, rb, len(m.projections), m.scorers,
+                                                    m.score_edges, **kw)
+
+
+def explore_in_stages(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, explore_runs: int,
+                      confirm_runs: int, confidence: float, tests: int, seed: int, runner: Runner,
+                      journal: Any = None, progress: Any = None) -> tuple[list[Candidate], dict]:
+    """Sequential audits' exploration: doubling stages with successive elimination of pairs
+    (`audit.staged`). Pilot and learned scores as in `explore`; stage ``s`` of pair ``i`` draws
+    from spawn keys ``(EXPLORE_STAGE, s, i, side)``."""
+    models = _explore_models(blackbox, pairs, (EXPLORE,), seed, explore_runs, None)
+    alpha = stats.per_bound_alpha(confidence, tests)
+
+    def run_stage(stage: int, alive: list[int], runs: int) -> dict:
+        jobs = [Job(blackbox, inp, runs, models[i].explore_reducer(), (EXPLORE_STAGE, stage, i, s),
+                    pairs[i].queries)
+                for i in alive for s, inp in enumerate((pairs[i].a, pairs[i].b))]
+        reds = runner.run(jobs, seed, journal=journal, progress=progress)
+        return {i: (reds[2 * k], reds[2 * k + 1]) for k, i in enumerate(alive)}
+
+    return explore_staged(len(pairs), explore_runs, run_stage,
+                          lambda i, ra, rb: _pair_candidates(models[i], ra, rb, i, claim,
+                                                             confirm_runs, alpha),
+                          claim=claim, n_confirm=confirm_runs, alpha=alpha)
 
 
 def confirm(blackbox: Any, pairs: Sequence[Pair], chosen: Sequence[Candidate], *, claim: Claim,
@@ -319,9 +354,16 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
     nondet = nondeterminism(blackbox, pairs[0].a, pairs[0].queries, seed) \
         if is_reproducible(blackbox) else None
     t0 = time.perf_counter()
-    cands = explore(blackbox, pairs, claim=claim, explore_runs=explore_runs, confirm_runs=confirm_runs,
-                    confidence=confidence, tests=tests, seed=seed, runner=runner, journal=journal,
-                    progress=progress)
+    explored = None
+    if sequential:   # doubling stages, eliminating pairs that cannot compete (audit.staged)
+        cands, explored = explore_in_stages(
+            blackbox, pairs, claim=claim, explore_runs=explore_runs, confirm_runs=confirm_runs,
+            confidence=confidence, tests=tests, seed=seed, runner=runner, journal=journal,
+            progress=progress)
+    else:
+        cands = explore(blackbox, pairs, claim=claim, explore_runs=explore_runs,
+                        confirm_runs=confirm_runs, confidence=confidence, tests=tests, seed=seed,
+                        runner=runner, journal=journal, progress=progress)
     t1 = time.perf_counter()
     chosen = select(cands, tests)
     seq_info = None
@@ -330,6 +372,7 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
             blackbox, pairs, chosen, claim=claim, confirm_runs=confirm_runs,
             confidence=confidence, seed=seed, runner=runner, phase=CONFIRM, journal=journal,
             progress=progress)
+        seq_info["explore"] = explored
     else:
         confirmed = confirm(blackbox, pairs, chosen, claim=claim, confirm_runs=confirm_runs,
                             confidence=confidence, seed=seed, runner=runner, journal=journal,
@@ -368,7 +411,8 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
         ceiling = sequential_ceiling(confirm_runs, confidence, m, claim.delta)
         notes.append(f"sequential: stopped after {seq_info['runs_per_side']:,} of {confirm_runs:,} "
                      f"runs per side: {STOP_REASONS[seq_info['stopped']]}; bounds from "
-                     f"{seq_info['validity']}")
+                     f"{seq_info['validity']}; exploration in stages: {explored['runs_per_side']:,} "
+                     f"of {explore_runs:,} runs per side ({explored['stopped']})")
     if best.k_q == 0 and best.k_p > 0:
         notes.append("support mismatch: the event never happened on the q side in "
                      f"{best.n_q} runs; epsilon_lower is capped only by the budget")

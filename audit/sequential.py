@@ -74,18 +74,24 @@ Stopping rule
 Rounds (one chunk of every job) are taken in chunk order whatever order a cluster returns them
 in, so a seed fixes the stopping point on every runner and after a resume. The bounds are checked
 after every round at which the runs per side have grown by `CHECK_GROWTH` (10 %) since the last
-check — after every round early on, where small chunks matter — and at the last one; at a check,
-stop at the first of:
+check — after every round early on, where small chunks matter — and at the last one. A check
+first screens the counts with Clopper–Pearson bounds at the CS level, which are never wider than
+the CS: when even they show neither a violation nor futility, the bisection for the CS is
+skipped (`SequentialState.needs_cs`; the running intersections are then over fewer times, which
+keeps them valid). At a check where the CS is computed, stop at the first of:
 
 * ``violation``: some test has ``p_lo > e^epsilon q_hi + delta`` — certified at the confidence;
-* ``futility``: for every test, even with the remaining runs at the favourable ends of the CS
-  (``p`` at its upper end, ``q`` at its lower end), the expected final counts (the counts so far
-  plus the remaining runs times those rates) would not give a bound above the claim at the
-  budget, by either rule (CS or final analysis): the claim cannot be shown violated within the
-  remaining budget, a PASS that says so. The future noise is not counted, so at the boundary
-  the chance that the budget would still have shown a violation — were the rates at the
-  favourable ends, themselves plausible only at the CS level — is about one half. Stopping for
-  futility can only lower the false-alarm rate (it costs power, not validity);
+* ``futility``: for every test, even with the remaining runs at the favourable ends of a CS at
+  the planning level `FUTILITY_LEVEL` (5 %; ``p`` at its upper end, ``q`` at its lower end), the
+  expected final counts (the counts so far plus the remaining runs times those rates) would not
+  give a bound above the claim at the budget, by either rule (CS or final analysis): the claim
+  cannot be shown violated within the remaining budget, a PASS that says so. This is a
+  non-binding futility boundary in the group-sequential sense (Jennison & Turnbull, ch. 10): it
+  spends none of the error level — stopping for futility never reports a violation, so it can
+  only lower the false-alarm rate — and costs power only: a violation is missed only if the true
+  rates leave that 5 % CS at some time (probability <= 5 %) or sit within it on the favourable
+  side and the remaining runs' noise would have carried the final bound over the claim (at the
+  boundary about one chance in two);
 * ``budget``: the confirmation budget is spent; the final analysis decides.
 """
 
@@ -114,7 +120,8 @@ FINAL_RULE = ("Clopper–Pearson at the planned budget (final fixed-n analysis o
 ANYTIME_SHARE = 0.25
 # Fractions of the budget at which the mixture components are tightest, and their weights.
 DEFAULT_HORIZONS: tuple[tuple[float, float], ...] = ((1 / 256, 0.25), (1 / 16, 0.25), (1.0, 0.5))
-# Peeks per budget: chunks are cut so that a full run takes about this many rounds.
+# The first rounds are 1/TARGET_ROUNDS of the budget (at least MIN_CHUNK_RUNS runs); later
+# ones grow with the runs so far (`sequential_schedule`).
 TARGET_ROUNDS = 256
 MIN_CHUNK_RUNS = 1024
 # The bounds are evaluated when the runs per side have grown by this factor since the last check
@@ -122,6 +129,13 @@ MIN_CHUNK_RUNS = 1024
 # at every time, so checking less often only saves computation (and can only lower false alarms).
 CHECK_GROWTH = 1.1
 PATH_POINTS = 200            # at most this many points of the bound's path are recorded
+# The CS is computed at a check only when a cheap screen says it could stop the run there
+# (`SequentialState.needs_cs`), and for the bound's path whenever the runs per side have grown
+# by this factor since the last point.
+PATH_GROWTH = 2.0
+# Two-sided level of the confidence sequences on the futility side (p's upper and q's lower end):
+# a planning level, not part of the error budget (stopping for futility never makes a violation).
+FUTILITY_LEVEL = 0.05
 _LOGIT_MAX = 700.0           # bisection bracket on the logit scale (p down to ~1e-304)
 _ITERATIONS = 200           # at most; stops when every bracket is narrower than _TOL
 _TOL = 1e-10                # bracket width on the logit scale (relative precision of p)
@@ -249,6 +263,16 @@ def cs_ends(k_lower, k_upper, t, alpha: float, components) -> tuple[np.ndarray, 
     return lo, hi
 
 
+def _cs_pair(k_low, t_low, k_up, t_up, alpha: float, components) -> tuple[np.ndarray, np.ndarray]:
+    """Lower ends at counts (k_low, t_low) and upper ends at (k_up, t_up), in one pass."""
+    thr = _check(alpha)
+    m = len(k_low)
+    x = _lower_logit(np.concatenate([k_low, t_up - k_up]), np.concatenate([t_low, t_up]),
+                     components, thr)
+    with np.errstate(over="ignore"):
+        return _expit(x[:m]), _expit(-x[m:])
+
+
 def cs_lower(k, t, alpha: float, components) -> np.ndarray:
     """Lower end of the confidence sequence ``{p0 : M_t(p0) < 1/alpha}`` at counts (k, t).
 
@@ -278,9 +302,10 @@ def cs_bounds(k, t, alpha: float, components) -> tuple[np.ndarray, np.ndarray]:
 class SequentialState:
     """Counts and running-intersection bounds of every confirmed test, updated after each round.
 
-    Tests are the rows; ``kp, np_, kq, nq`` their counts; ``p_lo, q_hi`` (violation side) and
-    ``p_hi, q_lo`` (futility side) the running intersections of the CS at level `alpha` each;
-    `alpha_final` is the level of each Clopper–Pearson bound of the final analysis at `budget`.
+    Tests are the rows; ``kp, np_, kq, nq`` their counts; ``p_lo, q_hi`` (violation side) the
+    running intersections of the CS at level `alpha` each, ``p_hi, q_lo`` (futility side) those
+    of the CS at the planning level `futility_alpha`; `alpha_final` is the level of each
+    Clopper–Pearson bound of the final analysis at `budget`.
     """
 
     claim: Claim
@@ -292,6 +317,8 @@ class SequentialState:
     kq: np.ndarray
     nq: np.ndarray
     alpha_final: float = 0.0
+    futility_alpha: float = 0.0          # 0: the futility side uses `alpha` and `components`
+    futility_components: tuple = ()
     final: bool = False          # True once the final analysis has been applied
     p_lo: np.ndarray = field(init=False)
     q_hi: np.ndarray = field(init=False)
@@ -302,24 +329,27 @@ class SequentialState:
         m = len(self.kp)
         self.p_lo, self.q_lo = np.zeros(m), np.zeros(m)
         self.p_hi, self.q_hi = np.ones(m), np.ones(m)
+        if self.futility_alpha <= 0.0:
+            self.futility_alpha, self.futility_components = self.alpha, self.components
 
     @classmethod
     def start(cls, claim: Claim, tests: int, budget: int, confidence: float,
               horizons: Sequence[tuple[float, float]] = DEFAULT_HORIZONS,
-              anytime_share: float = ANYTIME_SHARE) -> "SequentialState":
+              anytime_share: float = ANYTIME_SHARE,
+              futility_level: float = FUTILITY_LEVEL) -> "SequentialState":
         alpha, alpha_final = split_alpha(confidence, tests, anytime_share)
+        f_alpha = max(alpha, float(futility_level))
         z = np.zeros(tests)
         return cls(claim, int(budget), alpha, components_for(budget, alpha, horizons),
-                   z.copy(), z.copy(), z.copy(), z.copy(), alpha_final)
+                   z.copy(), z.copy(), z.copy(), z.copy(), alpha_final, f_alpha,
+                   components_for(budget, f_alpha, horizons))
 
     def update(self, kp, np_, kq, nq) -> None:
         """Take the cumulative counts after a round and intersect the bounds with the new CS."""
-        self.kp, self.np_ = np.asarray(kp, dtype=np.float64), np.asarray(np_, dtype=np.float64)
-        self.kq, self.nq = np.asarray(kq, dtype=np.float64), np.asarray(nq, dtype=np.float64)
-        m = len(self.kp)
-        lo, hi = cs_ends(np.concatenate([self.kp, self.kq]), np.concatenate([self.kp, self.kq]),
-                         np.concatenate([self.np_, self.nq]), self.alpha, self.components)
-        plo, qlo, phi, qhi = lo[:m], lo[m:], hi[:m], hi[m:]
+        self.observe(kp, np_, kq, nq)
+        plo, qhi = _cs_pair(self.kp, self.np_, self.kq, self.nq, self.alpha, self.components)
+        qlo, phi = _cs_pair(self.kq, self.nq, self.kp, self.np_, self.futility_alpha,
+                            self.futility_components)
         self.p_lo, self.p_hi = np.maximum(self.p_lo, plo), np.minimum(self.p_hi, phi)
         self.q_lo, self.q_hi = np.maximum(self.q_lo, qlo), np.minimum(self.q_hi, qhi)
 
@@ -359,6 +389,11 @@ class SequentialState:
         """``(p_lo, q_hi)`` the audit would report at the budget from final counts `kp`, `kq`
         (fractional for planning): the CS and, when it has a share, the final analysis."""
         n = float(self.budget)
+        if self.alpha_final >= self.alpha:
+            # the CS at level alpha is never narrower than Clopper–Pearson at alpha (see
+            # `needs_cs`), itself wider than at alpha_final >= alpha: the intersection is the
+            # final analysis' bound, and the bisection can be skipped
+            return stats.cp_lower(kp, n, self.alpha_final), stats.cp_upper(kq, n, self.alpha_final)
         plo, qhi = cs_ends(kp, kq, n, self.alpha, self.components)
         if self.alpha_final > 0.0:
             plo = np.maximum(plo, stats.cp_lower(kp, n, self.alpha_final))
@@ -372,13 +407,48 @@ class SequentialState:
         end, q at its lower end); the expected final counts are checked against the claim with
         the bounds the audit would report at the budget (`final_bounds`).
         """
+        return self._futile_at(self.p_hi, self.q_lo)
+
+    def observe(self, kp, np_, kq, nq) -> None:
+        """Take the cumulative counts after a round without computing the CS (see `needs_cs`)."""
+        self.kp, self.np_ = np.asarray(kp, dtype=np.float64), np.asarray(np_, dtype=np.float64)
+        self.kq, self.nq = np.asarray(kq, dtype=np.float64), np.asarray(nq, dtype=np.float64)
+
+    def needs_cs(self) -> bool:
+        """Could the CS at the observed counts stop the run? A cheap screen before the bisection.
+
+        The CS is never narrower than the one-sided Clopper–Pearson bound at the same level and
+        counts (a p0 the mixture rejects from above has ``P[K >= k] <= alpha``, the CP rejection
+        rule), so when the CP ends, intersected with the running bounds, show neither a violation
+        nor futility, the CS would not either (futility is monotone in ``p_hi`` and ``q_lo``)
+        and computing it can be skipped: this only makes the intersections over fewer times."""
+        if self.at_budget():
+            return True
+        a, limit = self.alpha, math.exp(self.claim.epsilon)
+        p_lo = np.maximum(self.p_lo, stats.cp_lower(self.kp, self.np_, a))
+        q_hi = np.minimum(self.q_hi, stats.cp_upper(self.kq, self.nq, a))
+        if np.any(p_lo > limit * q_hi + self.claim.delta):
+            return True
+        fa = self.futility_alpha
+        p_hi = np.minimum(self.p_hi, stats.cp_upper(self.kp, self.np_, fa))
+        q_lo = np.maximum(self.q_lo, stats.cp_lower(self.kq, self.nq, fa))
+        return self._futile_at(p_hi, q_lo)
+
+    def _futile_at(self, p_hi: np.ndarray, q_lo: np.ndarray) -> bool:
         n = float(self.budget)
         if self.at_budget():
             return False   # the budget itself decides
-        kp = self.kp + np.maximum(n - self.np_, 0.0) * self.p_hi
-        kq = self.kq + np.maximum(n - self.nq, 0.0) * self.q_lo
+        kp = self.kp + np.maximum(n - self.np_, 0.0) * p_hi
+        kq = self.kq + np.maximum(n - self.nq, 0.0) * q_lo
+        limit = math.exp(self.claim.epsilon)
+        if self.alpha_final > 0.0:
+            # the final analysis' bounds alone are cheap (no bisection): when they already show
+            # a violation is still possible, the intersection with the CS does too
+            if np.any(stats.cp_lower(kp, n, self.alpha_final) >
+                      limit * stats.cp_upper(kq, n, self.alpha_final) + self.claim.delta):
+                return False
         plo, qhi = self.final_bounds(kp, kq)
-        return bool(np.all(plo <= math.exp(self.claim.epsilon) * qhi + self.claim.delta))
+        return bool(np.all(plo <= limit * qhi + self.claim.delta))
 
     def decide(self) -> str | None:
         """'violation', 'futility', 'budget' or None (go on)."""
@@ -425,8 +495,25 @@ def max_certifiable_epsilon(budget: int, confidence: float, tests: int, delta: f
     return float(stats.epsilon_lower(lo, hi, delta))
 
 
+def sequential_schedule(job: Job, runner_chunk_runs: int | None, budget: int) -> tuple[int, ...]:
+    """Chunk sizes of a sequential confirmation: rounds of `sequential_chunk_runs` runs while
+    those add 10 % or more, then rounds of ``CHECK_GROWTH - 1`` (10 %) of the runs so far (at
+    most the runner's or black box's chunk size, which bounds memory): about one round per check
+    (~45 rounds for 10^6 runs instead of 256), so cheap black boxes do not pay per-chunk costs
+    for rounds nobody looks at. Depends only on the budget and the configured chunk sizes, never
+    on the kind of runner, so every runner cuts the same rounds."""
+    first = sequential_chunk_runs(job, runner_chunk_runs, budget)
+    cap = max(first, resolve_chunk_runs(job, runner_chunk_runs))
+    sizes, done = [], 0
+    while done < budget:
+        size = min(budget - done, max(first, min(cap, math.ceil((CHECK_GROWTH - 1.0) * done))))
+        sizes.append(size)
+        done += size
+    return tuple(sizes)
+
+
 def sequential_chunk_runs(job: Job, runner_chunk_runs: int | None, budget: int) -> int:
-    """Chunk size of a sequential confirmation: small enough for about `TARGET_ROUNDS` peeks.
+    """Size of the first rounds of a sequential confirmation: 1/`TARGET_ROUNDS` of the budget.
 
     Depends only on the budget, the runner's configured ``chunk_runs`` and the black box's hint
     (never on the kind of runner), so every runner cuts the same rounds.
@@ -466,8 +553,9 @@ def confirm_sequential(blackbox: Any, pairs: Sequence[Any], chosen: Sequence[Can
         p = pairs[i]
         for s, inp in enumerate((p.a, p.b)):
             job = Job(blackbox, inp, confirm_runs, EventCounter(events), (phase, i, s), p.queries)
-            size = sequential_chunk_runs(job, getattr(runner, "chunk_runs", None), confirm_runs)
-            jobs.append(Job(blackbox, inp, confirm_runs, job.reducer, job.key, p.queries, size))
+            sizes = sequential_schedule(job, getattr(runner, "chunk_runs", None), confirm_runs)
+            jobs.append(Job(blackbox, inp, confirm_runs, job.reducer, job.key, p.queries,
+                            sizes[0], sizes))
     state = SequentialState.start(claim, len(chosen), confirm_runs, confidence)
     # which job/event column holds each candidate's p side and q side
     where = [None] * len(chosen)
@@ -476,7 +564,7 @@ def confirm_sequential(blackbox: Any, pairs: Sequence[Any], chosen: Sequence[Can
             a, b = 2 * j, 2 * j + 1
             where[k] = (a, b, e) if chosen[k].direction == "a>b" else (b, a, e)
     path: list[dict] = []
-    reason, rounds, checks, next_check = "budget", 0, 0, 0.0
+    reason, rounds, checks, evaluations, next_check, next_point = "budget", 0, 0, 0, 0.0, 0.0
     n_rounds = len(jobs[0].chunk_sizes()) if jobs else 0
     rounds_iter = runner.iter_rounds(jobs, seed, journal=journal, progress=progress)
     try:
@@ -491,6 +579,11 @@ def confirm_sequential(blackbox: Any, pairs: Sequence[Any], chosen: Sequence[Can
             kq = np.array([reds[b].counts[e] for _, b, e in where], dtype=np.float64)
             np_ = np.array([reds[a].runs for a, _, _ in where], dtype=np.float64)
             nq = np.array([reds[b].runs for _, b, _ in where], dtype=np.float64)
+            state.observe(kp, np_, kq, nq)
+            if runs_now < next_point and not state.needs_cs():
+                continue   # the CS could not stop the run here, and no path point is due
+            next_point = runs_now * PATH_GROWTH
+            evaluations += 1
             state.update(kp, np_, kq, nq)
             eps_lo, eps_hi = state.epsilon_lower(), state.epsilon_upper()
             best = int(np.argmax(eps_lo))
@@ -538,6 +631,7 @@ def confirm_sequential(blackbox: Any, pairs: Sequence[Any], chosen: Sequence[Can
         "budget_per_side": int(confirm_runs),
         "rounds": rounds,
         "checks": checks,
+        "cs_evaluations": evaluations,
         "chunk_runs": int(jobs[0].chunk_runs) if jobs else 0,
         "anytime_share": ANYTIME_SHARE,
         "alpha_per_sequence": state.alpha,

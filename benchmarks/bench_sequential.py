@@ -70,7 +70,7 @@ def tightness(n: int = 10**6, draws: int = 200, confidence: float = 0.95) -> Non
               f"{r.epsilon_lower:.4f}{extra}")
 
 
-def ci(path: str = "examples/privacy-ci.toml", repeats: int = 2) -> None:
+def ci(path: str = "examples/privacy-ci.toml", repeats: int = 5) -> None:
     cfg = load_config(path)
     seq_cfg = replace(cfg, audits=[replace(a, sequential=True) for a in cfg.audits])
     times: dict[str, list[float]] = {"fixed": [], "sequential": []}
@@ -86,10 +86,14 @@ def ci(path: str = "examples/privacy-ci.toml", repeats: int = 2) -> None:
                 spent = [(e.name, e.result.sequential["runs_per_side"], e.result.sequential["stopped"])
                          for e in suite.entries if e.result is not None]
     f, s = min(times["fixed"]), min(times["sequential"])
+    fm, sm = statistics.median(times["fixed"]), statistics.median(times["sequential"])
+    ratios = [a / b for a, b in zip(times["fixed"], times["sequential"])]
     print(f"{path}: {len(cfg.audits)} audits, explore/confirm per the config, local runner, "
-          f"best of {repeats}")
-    print(f"  fixed      {f:7.2f} s")
-    print(f"  sequential {s:7.2f} s   speed-up {f / s:.2f}x")
+          f"{repeats} repetitions back to back (fixed, sequential, fixed, ...)")
+    print(f"  fixed      best {f:7.2f} s   median {fm:7.2f} s")
+    print(f"  sequential best {s:7.2f} s   median {sm:7.2f} s")
+    print(f"  speed-up: best/best {f / s:.2f}x, median/median {fm / sm:.2f}x, per repetition "
+          f"{min(ratios):.2f}x .. {max(ratios):.2f}x")
     same = [a[:2] == b[:2] for a, b in zip(verdicts["fixed"], verdicts["sequential"])]
     print(f"  same verdicts: {all(same)}; all expectations met: "
           f"{all(v[2] for v in verdicts['fixed'])} / {all(v[2] for v in verdicts['sequential'])}")
@@ -122,9 +126,12 @@ def bugs(names: list[str], fixed: bool, explore: int, confirm: int, out: str | N
             continue
         ts = time.perf_counter() - t
         spent = r.sequential["runs_per_side"]
+        ex = r.sequential.get("explore") or {}
         row = {"algorithm": name, "variant": variant, "verdict": r.verdict,
-               "stopped": r.sequential["stopped"], "runs_per_side": spent,
-               "ratio": confirm / spent, "seconds": round(ts, 2)}
+               "stopped": r.sequential["stopped"], "decided_by": r.sequential.get("decided_by"),
+               "runs_per_side": spent, "ratio": confirm / spent, "seconds": round(ts, 2),
+               "pairs": len(ex.get("pair_runs", [])) or 1,
+               "explore_input_runs": ex.get("input_runs"), "explore_stopped": ex.get("stopped")}
         line = (f"{name:<12}{variant:<16}{r.verdict:<10}{r.sequential['stopped']:<10}{spent:>10,}"
                 f"{confirm / spent:>8.1f}{ts:>7.1f}")
         if fixed:
@@ -140,10 +147,18 @@ def bugs(names: list[str], fixed: bool, explore: int, confirm: int, out: str | N
     flagged = [r for r in rows if r["verdict"] == "VIOLATION"]
     if flagged:
         ratios = [r["ratio"] for r in flagged]
-        tot = [(explore + confirm) / (explore + r["runs_per_side"]) for r in flagged]
+        # every run of every input: a fixed audit spends explore_runs on both inputs of every
+        # pair and confirm_runs on both inputs of each confirmed test's pair
+        tot = [(2 * r["pairs"] * explore + 2 * confirm) /
+               ((r["explore_input_runs"] or 2 * r["pairs"] * explore) + 2 * r["runs_per_side"])
+               for r in flagged]
         print(f"\nflagged {len(flagged)} of {len(rows)}; confirmation runs ratio (budget / spent): "
-              f"median {statistics.median(ratios):.1f}x, worst {min(ratios):.2f}x; "
-              f"with exploration counted: median {statistics.median(tot):.1f}x, worst {min(tot):.2f}x")
+              f"median {statistics.median(ratios):.1f}x, worst {min(ratios):.2f}x, "
+              f"{sum(x >= 5 for x in ratios)} of {len(ratios)} >= 5x; with exploration counted "
+              f"(all runs of all inputs): median {statistics.median(tot):.1f}x, worst {min(tot):.2f}x, "
+              f"{sum(x >= 5 for x in tot)} >= 5x")
+        print("decided by the final analysis:", [(r["algorithm"], r["variant"]) for r in flagged
+                                                 if r.get("decided_by") == "final"] or "none")
     missed = [(r["algorithm"], r["variant"], r["verdict"]) for r in rows if r["verdict"] != "VIOLATION"]
     if missed:
         print("not flagged sequentially:", missed)
@@ -162,11 +177,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--confirm", type=int, default=1_000_000)
     ap.add_argument("--json")
     ap.add_argument("--config", default="examples/privacy-ci.toml")
+    ap.add_argument("--repeats", type=int, default=5)
     a = ap.parse_args(argv)
     if a.what == "tightness":
         tightness(n=a.confirm)
     elif a.what == "ci":
-        ci(a.config)
+        ci(a.config, a.repeats)
     else:
         bugs(a.names, a.fixed, a.explore, a.confirm, a.json)
 

@@ -30,7 +30,8 @@ class Job:
     """Run `blackbox` `runs` times on `inp` (and `queries`, for a learner); reduce with `reducer`.
 
     `key` identifies the job within an audit (it is the job's spawn key); `chunk_runs` fixes the
-    chunking, which together with the seed fixes the counts.
+    chunking, which together with the seed fixes the counts; `schedule`, when given, lists the
+    chunk sizes explicitly (they must add up to `runs`; a sequential confirmation grows them).
     """
 
     blackbox: Any
@@ -40,8 +41,14 @@ class Job:
     key: tuple[int, ...]
     queries: np.ndarray | None = None
     chunk_runs: int | None = None
+    schedule: tuple[int, ...] | None = None
 
     def chunk_sizes(self, chunk_runs: int | None = None) -> list[int]:
+        if self.schedule is not None:
+            if sum(self.schedule) != int(self.runs) or min(self.schedule, default=0) < 1:
+                raise PrivauditError(f"a chunk schedule must be positive sizes adding up to runs "
+                                     f"({self.runs}), got {sum(self.schedule)}")
+            return list(self.schedule)
         size = resolve_chunk_runs(self, chunk_runs)
         full, rest = divmod(int(self.runs), size)
         return [size] * full + ([rest] if rest else [])
