@@ -354,6 +354,49 @@ def test_local_runner_streams_rounds_in_order():
         list(LocalRunner().iter_rounds([jobs[0], Job(rr, np.array([1]), 5, CodeCounter(), (9, 2))], 1))
 
 
+def test_confirmation_rounds_grow_with_the_runs_so_far():
+    """Rounds of 1/256 of the budget while those add >= 10 %, then 10 % of the runs so far,
+    capped by the runner's chunk size; the schedule depends only on the budget and the
+    configured chunk sizes (so every runner cuts the same rounds), and a runner streams it."""
+    rr = algorithms.get("dp-rr", epsilon=1.0)
+    job = Job(rr, np.array([0]), 10**6, CodeCounter(), (9, 0))
+    sizes = S.sequential_schedule(job, None, 10**6)
+    assert sum(sizes) == 10**6 and sizes[0] == 3907 and 35 <= len(sizes) <= 50
+    done = np.cumsum(sizes)[:-1]
+    assert np.all(np.asarray(sizes[1:-1]) <= np.maximum(3907, np.ceil(0.1 * done[:-1]) + 1))
+    capped = S.sequential_schedule(job, 20_000, 10**6)
+    assert max(capped) == 20_000 and sum(capped) == 10**6
+    jobs = [Job(rr, np.array([s]), 10_000, CodeCounter(), (9, s), None, 3000, (3000, 3000, 4000))
+            for s in (0, 1)]
+    rounds = list(LocalRunner().iter_rounds(jobs, seed=1))
+    assert [t[0].runs for _, t in rounds] == [3000, 6000, 10_000]
+    with pytest.raises(PrivauditError, match="schedule"):
+        Job(rr, np.array([0]), 10, CodeCounter(), (9, 0), None, None, (3, 3)).chunk_sizes()
+
+
+def test_futility_uses_a_planning_level_and_the_screen_agrees_with_the_cs():
+    """The futility side is a 5 % sequence (spends no error level); the Clopper–Pearson screen
+    never skips a check at which the CS would have stopped (checked on random counts)."""
+    claim = Claim(1.0)
+    st = S.SequentialState.start(claim, tests=1, budget=10**6, confidence=0.995)
+    assert st.futility_alpha == S.FUTILITY_LEVEL and st.alpha < S.FUTILITY_LEVEL
+    rng = np.random.default_rng(7)
+    decided = 0
+    for _ in range(200):
+        t = int(10 ** rng.uniform(3, 5.5))
+        p = float(rng.uniform(0.05, 0.9))
+        q = p * math.exp(-rng.uniform(0.6, 1.4))
+        st = S.SequentialState.start(claim, tests=1, budget=10**6, confidence=0.995)
+        kp, kq = rng.binomial(t, p), rng.binomial(t, q)
+        st.observe([kp], [t], [kq], [t])
+        screened = st.needs_cs()
+        st.update([kp], [t], [kq], [t])
+        if st.decide() is not None:
+            decided += 1
+            assert screened, (kp, kq, t)
+    assert decided >= 20      # the check is exercised on both stopping rules' counts
+
+
 @pytest.mark.slow
 def test_end_to_end_false_violations_through_the_auditor():
     """60 seeded sequential audits (explore 10^4, budget 10^5 per side, 26 peeks) of randomized
