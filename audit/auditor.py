@@ -30,7 +30,6 @@ from .events import (
     discrete_candidates,
     label_candidates,
     objective,
-    select,
     threshold_candidates,
 )
 from .extensions import find_search
@@ -62,7 +61,7 @@ from .provenance import code_digest, git_commit, versions
 from .reducers import CodeCounter, EventCounter, HistogramCounter, lattice_exponent
 from .result import AuditResult, BoundTest, Witness
 from .sequential import STOP_REASONS, confirm_sequential
-from .staged import EXPLORE_STAGE, explore_staged
+from .staged import EXPLORE_STAGE, EXPLORE_VALIDATE, choose, explore_staged
 from .sequential import max_certifiable_epsilon as sequential_ceiling
 from .runners.base import Job, Runner, call_blackbox, chunk_rng
 from .runners.local import LocalRunner
@@ -289,10 +288,16 @@ def explore_in_stages(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, exp
         reds = runner.run(jobs, seed, journal=journal, progress=progress)
         return {i: (reds[2 * k], reds[2 * k + 1]) for k, i in enumerate(alive)}
 
+    def validate(stage: int, i: int, event: Any, runs: int) -> tuple[int, int]:
+        jobs = [Job(blackbox, inp, runs, EventCounter((event,)), (EXPLORE_VALIDATE, stage, i, s),
+                    pairs[i].queries) for s, inp in enumerate((pairs[i].a, pairs[i].b))]
+        ra, rb = runner.run(jobs, seed, journal=journal, progress=progress)
+        return int(ra.counts[0]), int(rb.counts[0])
+
     return explore_staged(len(pairs), explore_runs, run_stage,
                           lambda i, ra, rb: _pair_candidates(models[i], ra, rb, i, claim,
                                                              confirm_runs, alpha),
-                          claim=claim, n_confirm=confirm_runs, alpha=alpha)
+                          claim=claim, n_confirm=confirm_runs, alpha=alpha, validate=validate)
 
 
 def confirm(blackbox: Any, pairs: Sequence[Pair], chosen: Sequence[Candidate], *, claim: Claim,
@@ -365,7 +370,7 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
                         confirm_runs=confirm_runs, confidence=confidence, tests=tests, seed=seed,
                         runner=runner, journal=journal, progress=progress)
     t1 = time.perf_counter()
-    chosen = select(cands, tests)
+    chosen = choose(cands, tests, explored)
     seq_info = None
     if sequential:  # anytime-valid bounds, stopping as soon as the evidence is enough
         confirmed, seq_info = confirm_sequential(

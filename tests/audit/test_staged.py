@@ -78,13 +78,16 @@ def test_no_pair_can_exceed_a_loose_claim():
 
 
 def test_through_the_auditor_a_learner_with_many_pairs():
-    """df-cor1 (10 adversarial pairs): its planted bug is flagged after one exploration stage,
-    the correct variant passes without exploring more; the fixed audit's verdicts agree (they
-    are covered by the registry tests). Same seed, same stages: deterministic."""
+    """df-cor1 (10 adversarial pairs): its planted bug is flagged after two of the four
+    exploration stages (the leader's event validated on fresh runs), the correct variant passes
+    without exploring to the budget; the fixed audit's verdicts agree (they are covered by the
+    registry tests). Same seed, same stages: deterministic."""
     bug = algorithms.get("df-cor1", variant="bv-cor-1")
     r = audit(bug, seed=0, explore_runs=20_000, confirm_runs=100_000, sequential=True)
     ex = r.sequential["explore"]
-    assert r.violation and ex["stopped"] == "violation expected" and ex["runs_per_side"] == 2_500
+    assert r.violation and ex["stopped"] == "violation expected" and ex["runs_per_side"] <= 5_000
+    assert ex["validated"] and ex["stages"][-1]["validated"]["exceeds"]
+    assert ex["input_runs"] < 10 * 2 * 20_000 / 3
     assert len(ex["pair_runs"]) == 10 and "exploration in stages" in " ".join(r.notes)
     again = audit(bug, seed=0, explore_runs=20_000, confirm_runs=100_000, sequential=True)
     assert again.sequential == r.sequential
@@ -98,3 +101,33 @@ def test_fixed_audits_do_not_explore_in_stages(name, params):
     m = algorithms.get(name, **params)
     r = audit(m, m.pairs, seed=0, explore_runs=5_000, confirm_runs=20_000)
     assert r.sequential is None and r.confirmed[0].n_p == 20_000
+
+
+def test_an_early_stop_needs_the_event_to_hold_on_fresh_runs():
+    """The leader's event is counted again on fresh runs before exploration stops: when those
+    show no leak (as for an event that only the stage's own counts flatter) exploration goes on;
+    when they do, the validated event is confirmed first."""
+    claim, alpha = Claim(1.0), per_bound_alpha(0.95, 1)
+    run_stage, seen = _coin_pairs([(0.5, 0.5), (0.9, 0.1)])
+    calls = []
+
+    def no_leak(stage, pair, event, runs):
+        calls.append((stage, pair, runs))
+        return runs // 2, runs // 2
+
+    _, info = staged.explore_staged(2, 20_000, run_stage, _score(claim, 10**6, alpha), claim=claim,
+                                    n_confirm=10**6, alpha=alpha, validate=no_leak)
+    assert info["stopped"] == "budget" and not info["validated"] and len(calls) == 3
+    assert all(p == 1 for _, p, _ in calls) and info["stages"][0]["validated"]["exceeds"] is False
+
+    def leak(stage, pair, event, runs):
+        return (int(0.9 * runs), int(0.1 * runs)) if event.codes == (1,) else (int(0.1 * runs), int(0.9 * runs))
+
+    run_stage, seen = _coin_pairs([(0.5, 0.5), (0.9, 0.1)])
+    cands, info = staged.explore_staged(2, 20_000, run_stage, _score(claim, 10**6, alpha),
+                                        claim=claim, n_confirm=10**6, alpha=alpha, validate=leak)
+    assert info["stopped"] == "violation expected" and info["validated"] and len(seen) == 1
+    assert info["input_runs"] == 2 * 2 * 2_500 + 2 * 2_500
+    first = staged.choose(cands, 2, info)
+    assert first[0] is cands[0] and first[0].pair_index == 1 and first[0].n_p == 2_500
+    assert len(first) == 2 and first[1] is not cands[0]
