@@ -69,8 +69,16 @@ class Featurizer:
         f = self.base(outputs)
         if not self.pairwise or f.shape[1] < 2:
             return f
-        i, k = np.triu_indices(f.shape[1], 1)
-        return np.concatenate([f, f[:, i] * f[:, k]], axis=1)
+        m = f.shape[1]
+        i, k = np.triu_indices(m, 1)
+        # [f, f_i * f_k] written in place, product by product: the same array as concatenating
+        # fancy-indexed copies, in half the time (scores of a continuous output are featurised on
+        # every confirmation run)
+        out = np.empty((f.shape[0], m + i.size))
+        out[:, :m] = f
+        for j, (a, b) in enumerate(zip(i.tolist(), k.tolist())):
+            np.multiply(f[:, a], f[:, b], out=out[:, m + j])
+        return out
 
     def n_features(self) -> int:
         m = sum(len(a) + int(s) + int(n) for a, s, n in zip(self.atoms, self.missing, self.numeric))

@@ -69,3 +69,17 @@ def test_the_same_sampler_passes_without_exact_values():
     m.exact_values = False
     r = audit(m, m.pairs, explore_runs=20_000, confirm_runs=200_000, seed=0)
     assert not r.violation and r.epsilon_lower < 0.1
+
+
+def test_dpsniper_convention_is_one_test_at_alpha_005_per_bound():
+    """benchmarks/peers.py's DP-Sniper convention: one witness pair at confidence 0.9 is one
+    confirmed test whose two one-sided Clopper–Pearson bounds each get alpha = 0.05 — DP-Sniper's
+    95 % per side union-bounded to 90 %. Checked on lit-svt4 at DP-Sniper's c = 1 (true eps 0.175),
+    where the seeded bound (2x10^5 runs) must also stay below the true loss (false-alarm
+    probability <= 0.1 at this confidence; deterministic under the fixed seed)."""
+    m = algorithms.get("lit-svt4", epsilon=0.1, c=1, threshold=1.0)
+    r = audit(m, m.pairs[:1], explore_runs=20_000, confirm_runs=200_000, seed=0, confidence=0.90)
+    assert r.tests == 1 and r.confidence == 0.90
+    assert r.alpha_per_bound == pytest.approx(0.05, abs=1e-12)
+    assert m.true_epsilon == pytest.approx(0.175)
+    assert r.epsilon_lower <= m.true_epsilon
