@@ -197,13 +197,16 @@ def anchors(domain: Domain, count: int) -> np.ndarray:
 def adversarial_family(domain: Domain, relation: str, sizes: list[int], rng: np.random.Generator,
                        *, n_anchors: int = 3, n_labelings: int = 2,
                        queries: np.ndarray | None = None) -> list[Trial]:
-    """All designs over sizes x multiplicities x anchors x labelings x layouts."""
+    """All designs over sizes x multiplicities (1, n/8, n/2 copies per location) x anchors x
+    labelings x layouts."""
     out: list[Trial] = []
     for q in anchors(domain, n_anchors):
         fs = domain.labelings(rng, n_labelings, anchor=int(q))
         for fi, f in enumerate(fs):
             for n in sizes:
-                mults = sorted({1, max(1, (n - 1) // 8)})
+                # one copy per location; about 8 locations (D7's k_query = n/8); two heavy
+                # clusters (D3: every record but one at two locations)
+                mults = sorted({1, max(1, (n - 1) // 8), max(1, (n - 1) // 2)})
                 for m in mults:
                     for layout in (("sorted", "interleaved") if m > 1 else ("sorted",)):
                         out += design_trials(domain, relation, n, m, int(q), f, layout=layout,

@@ -23,6 +23,14 @@ Strategies
 ``white-box``   the learner's exact oracle ``exact(data, queries) -> Pr[label = 1]`` scores
                 candidates (no runs spent), then exact hill-climbing. Labelled in the result;
                 the short list is still explored and confirmed black-box by the core.
+``guided``      the exact oracle steers, runs decide: exact scoring of every candidate the
+                oracle accepts (within a time budget), a sweep of dataset sizes and exact
+                hill-climbing on the best designs; candidates the oracle refuses (too large,
+                randomised internals) go through the black-box successive halving; then the few
+                finalists of both get the rest of the run budget in one black-box validation
+                round, and a finalist's score is the larger of its exact and its black-box
+                (conservative) estimate. No oracle accepts anything: ``adaptive``.
+``auto``        (default) ``guided`` when the learner has an exact oracle, else ``adaptive``.
 
 References
 ----------
@@ -57,7 +65,7 @@ from .domain import Domain, learner_domain
 from .families import adversarial_family, data_family, design_trials, random_family
 from .trial import Trial
 
-STRATEGIES = ("exhaustive", "random", "adaptive", "white-box")
+STRATEGIES = ("auto", "guided", "exhaustive", "random", "adaptive", "white-box")
 DEFAULT_CANDIDATES = 48
 DEFAULT_SHORTLIST = 3
 MIN_RUNS = 256           # per side and candidate: below this an estimate says little
@@ -65,6 +73,10 @@ PROBE_KEY = 1_000_000     # round index of the size probe (far above any search 
 MAX_HISTORY = 300
 MAX_SIZE = 1 << 14        # hill-climbing never grows a dataset beyond this
 EXACT_FLOOR = 1e-9        # exact probabilities below this are round-off for exact_bounds
+EXACT_CALLS = (100, 1200)  # guided: exact-oracle evaluations, one per 1,000 search runs within
+                           # these bounds (a count, not a clock: seeded searches reproduce)
+GUIDED_MAX_SIZE = 4096    # guided: larger datasets only slow the black box (the share of one
+                          # record, which decides the leak, is reached at smaller n)
 
 
 @dataclass
@@ -113,6 +125,10 @@ def _positive_int(name: str, v: Any, allow_none: bool = True) -> int | None:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
         raise PrivauditError(f"search option {name} must be a positive integer, got {v!r}")
     return int(v)
+
+
+def _exact_calls(search_runs: int) -> int:
+    return int(min(max(search_runs // 1000, EXACT_CALLS[0]), EXACT_CALLS[1]))
 
 
 def default_search_runs(explore_runs: int) -> int:
@@ -214,19 +230,19 @@ def score_blackbox(learner: Any, trials: list[Trial], runs: int, round_index: in
     out = []
     for i, t in enumerate(trials):
         pooled = tally.setdefault(t.key(), {})
-        rows = []          # (description, direction, kp, np, kq, nq)
+        rows = []          # (description, direction, kp, np, kq, nq, query or None)
         for c in per_trial.get(i, []):
             cols = c.event.columns if isinstance(c.event, CodeSet) else None
             if cols is not None and len(cols) == 1:
                 k = (cols, c.event.codes, c.direction)
-                acc = pooled.setdefault(k, [0, 0, 0, 0, c.event.describe()])
+                acc = pooled.setdefault(k, [0, 0, 0, 0, c.event.describe(), int(cols[0])])
                 acc[0] += c.k_p
                 acc[1] += c.n_p
                 acc[2] += c.k_q
                 acc[3] += c.n_q
             else:
-                rows.append((c.event.describe(), c.direction, c.k_p, c.n_p, c.k_q, c.n_q))
-        rows += [(v[4], k[2], v[0], v[1], v[2], v[3]) for k, v in pooled.items()]
+                rows.append((c.event.describe(), c.direction, c.k_p, c.n_p, c.k_q, c.n_q, None))
+        rows += [(v[4], k[2], v[0], v[1], v[2], v[3], v[5]) for k, v in pooled.items()]
         kp, np_, kq, nq = (np.array([r[j] for r in rows], dtype=np.float64) for j in range(2, 6))
         value = _rank_value(kp, np_, kq, nq, claim, obj)
         e, d = stats.expected_bounds(kp / np_, (kq + 0.5) / (nq + 1.0), confirm_runs, alpha,
@@ -237,6 +253,8 @@ def score_blackbox(learner: Any, trials: list[Trial], runs: int, round_index: in
         detail = {"p_hat": round(r[2] / r[3], 6), "q_hat": round(r[4] / r[5], 6),
                   "event": r[0], "direction": r[1], "runs": int(r[3]),
                   f"expected_confirmed_{obj}": round(float(planned[j]), 6)}
+        if r[6] is not None:
+            detail["query"] = r[6]
         out.append(Scored(t, float(value[j]), float(planned[j]), detail))
     return out
 
@@ -283,7 +301,8 @@ def score_exact(learner: Any, trials: list[Trial], *, claim: Claim, confirm_runs
         k = int(np.argmax(vals + 1e-9 * (e if obj == "delta" else d)))
         eps_true, delta_true = exact_bounds(pa, pb, claim)
         out.append(Scored(t, float(vals[k]), delta_true if obj == "delta" else min(eps_true, 1e6),
-                          {"p_exact": round(float(P[k]), 6), "q_exact": round(float(Q[k]), 6),
+                          {"query": int(k % pa.size),
+                           "p_exact": round(float(P[k]), 6), "q_exact": round(float(Q[k]), 6),
                            "epsilon_exact": eps_true, "delta_exact": delta_true}))
     return out
 
@@ -292,7 +311,7 @@ def score_exact(learner: Any, trials: list[Trial], *, claim: Claim, confirm_runs
 # mutations (hill-climbing moves); every mutant is again a valid neighbour pair
 # ---------------------------------------------------------------------------------------------
 def mutate(t: Trial, domain: Domain, relation: str, rng: np.random.Generator,
-           resize: bool = True, min_size: int = 2) -> Trial | None:
+           resize: bool = True, min_size: int = 2, max_size: int = MAX_SIZE) -> Trial | None:
     """One random local move, or None when the drawn move does not apply.
 
     ``resize=False`` keeps the dataset size (the user pinned the sizes)."""
@@ -337,7 +356,7 @@ def mutate(t: Trial, domain: Domain, relation: str, rng: np.random.Generator,
         return t.evolve(queries=Q)
     X, Y = np.array(t.bg_X, copy=True), np.array(t.bg_y, copy=True)
     if move == "bg-scale":   # every background multiplicity doubled (or halved): same shape, other n
-        if rng.random() < 0.5 and Y.size < MAX_SIZE // 2:
+        if rng.random() < 0.5 and Y.size < max_size // 2:
             X, Y = np.repeat(X, 2, axis=0), np.repeat(Y, 2)
         elif Y.size >= 4 and Y.size // 2 + 1 >= min_size:
             X, Y = X[::2], Y[::2]
@@ -399,9 +418,10 @@ def _dedupe(trials: list[Trial]) -> list[Trial]:
 def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, claim: Claim,
            runner: Any = None, seed: int = 0, confidence: float = 0.95, explore_runs: int = 100_000,
            confirm_runs: int = 1_000_000, tests: int = 1, journal: Any = None, progress: Any = None,
-           strategy: str = "adaptive", search_runs: int | None = None,
+           strategy: str = "auto", search_runs: int | None = None,
            candidates: int | None = None, shortlist: int = DEFAULT_SHORTLIST, sizes: Any = None,
-           domain: Any = None, hill_steps: int | None = None) -> SearchOutcome:
+           domain: Any = None, hill_steps: int | None = None,
+           exact_calls: int | None = None) -> SearchOutcome:
     """Find neighbouring datasets and query points where `learner` leaks most.
 
     Parameters
@@ -417,7 +437,8 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         for stability claims).
     runner, seed, confidence, explore_runs, confirm_runs, tests, journal, progress
         As for `audit.audit_learner`; search samples use spawn keys ``(SEARCH, round, ...)``.
-    strategy : {"exhaustive", "random", "adaptive", "white-box"}
+    strategy : {"auto", "guided", "exhaustive", "random", "adaptive", "white-box"}
+        ``auto`` (default): ``guided`` if the learner has an exact oracle, else ``adaptive``.
     search_runs : int, optional
         Total black-box runs the search may spend (both sides, all candidates and rounds);
         default `default_search_runs(explore_runs)`. Ignored by white-box.
@@ -430,7 +451,11 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
     domain : HypothesisClass or (N, d) array, optional
         Where records may lie (default: `attacks.domain.learner_domain`).
     hill_steps : int, optional
-        Cap on hill-climbing steps (adaptive, white-box).
+        Cap on hill-climbing steps (adaptive, white-box, guided).
+    exact_calls : int, optional
+        Guided: how many candidates the exact oracle may score in all (a third for a sample of
+        the pool, the rest for the size sweep and the climb); default one per 1,000 search
+        runs, between 100 and 1,200 (a count, not a clock, so seeded searches are reproducible).
 
     Returns
     -------
@@ -442,6 +467,9 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
     t0 = time.perf_counter()
     if strategy not in STRATEGIES:
         raise PrivauditError(f"unknown search strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
+    if strategy == "auto":
+        strategy = "guided" if exact_oracle(learner) is not None else "adaptive"
+    exact_calls = _positive_int("exact_calls", exact_calls)
     if not isinstance(claim, Claim):
         raise PrivauditError("search needs a Claim")
     relation = claim.neighbours
@@ -449,8 +477,8 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
     candidates = _positive_int("candidates", candidates) or DEFAULT_CANDIDATES
     shortlist = _positive_int("shortlist", shortlist, allow_none=False)
     runner = runner if runner is not None else LocalRunner()
-    if strategy == "white-box" and exact_oracle(learner) is None:
-        raise PrivauditError(f"strategy 'white-box' needs an exact oracle: "
+    if strategy in ("white-box", "guided") and exact_oracle(learner) is None:
+        raise PrivauditError(f"strategy {strategy!r} needs an exact oracle: "
                              f"{name_of(learner)!r} has no exact(data, queries)")
     dom = learner_domain(learner, data, domain)
     if data is not None:
@@ -465,7 +493,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         pool = data_family(data, dom, relation, rng, max(candidates, 4), queries=qfix)
     else:
         size_list = discover_sizes(learner, dom, relation, seed, sizes)
-        n_anchors = dom.N if strategy in ("exhaustive", "white-box") and dom.N <= 12 else 3
+        n_anchors = dom.N if strategy in ("exhaustive", "white-box", "guided") and dom.N <= 12 else 3
         adv = adversarial_family(dom, relation, size_list, rng, n_anchors=n_anchors, queries=qfix)
         if strategy == "random":
             rnd = random_family(dom, relation, size_list, rng, candidates, queries=qfix)
@@ -475,9 +503,9 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
             n_rand = max(1, candidates // 4)
             pool = stratified(adv, candidates - n_rand, rng) + random_family(
                 dom, relation, size_list, rng, n_rand, queries=qfix)
-        else:  # exhaustive / white-box: the whole adversarial family plus random draws
+        else:  # exhaustive / white-box / guided: the whole adversarial family plus random draws
             pool = adv + (random_family(dom, relation, size_list, rng, max(1, candidates // 4),
-                                        queries=qfix) if strategy == "white-box" else [])
+                                        queries=qfix) if strategy != "exhaustive" else [])
     pool = _dedupe(pool)
     if not pool:   # e.g. --data whose points lie outside the learner's domain
         where = "neighbours of the given data" if data is not None else "candidate datasets"
@@ -549,45 +577,31 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
                                          steps=hill_steps if hill_steps is not None else 40,
                                          beam=3, mutants=8, resize=resize,
                                          min_size=min(size_list))
+    elif strategy == "guided":
+        scored, steps_done = _guided(pool, wb, bb, budget, latest, rng, dom, relation, search_runs,
+                                     shortlist=shortlist, resize=resize, min_size=min(size_list),
+                                     hill_steps=hill_steps, candidates=candidates,
+                                     calls=exact_calls or _exact_calls(search_runs))
     elif strategy in ("exhaustive", "random"):
         runs = max(MIN_RUNS, int(0.75 * search_runs) // (2 * len(pool)))
         scored = bb(pool, runs, strategy)
         scored = _validate(latest, bb, budget, shortlist)
     else:
-        scored = _successive_halving(pool, bb, budget, int(0.45 * search_runs), keep=max(shortlist, 4))
-        beam, mutants = 2, 5
-        per = max(MIN_RUNS, int(0.3 * search_runs) // (2 * (beam + beam * mutants) * 8))
-        reserve = int(0.25 * search_runs)
-        if budget.left - reserve >= 2 * per * (beam + beam * mutants):
-            def step(ts):
-                return bb(ts, per, "hill-climbing")
-            scored, steps_done = _hill_climb(
-                scored, dom, relation, rng, step, beam=beam, mutants=mutants, resize=resize,
-                min_size=min(size_list),
-                steps=hill_steps if hill_steps is not None else 100,
-                stop=lambda: budget.left - reserve < 2 * per * (beam + beam * mutants))
-        scored = _validate(latest, bb, budget, shortlist)
+        scored, steps_done = _adaptive(pool, bb, budget, latest, rng, dom, relation, search_runs,
+                                       shortlist=shortlist, resize=resize, min_size=min(size_list),
+                                       hill_steps=hill_steps)
 
-    ranked = sorted(scored, key=lambda s: s.key, reverse=True)
-    chosen: list[Scored] = []
-    seen = set()
-    for s in ranked:
-        k = s.trial.key()
-        if k in seen:
-            continue
-        seen.add(k)
-        chosen.append(s)
-        if len(chosen) == shortlist:
-            break
-    pairs = [Pair(s.trial.a, s.trial.b, as_queries(s.trial.queries, s.trial.a.d),
+    chosen = distinct(scored, shortlist)
+    pairs = [Pair(s.trial.a, s.trial.b, _kept_queries(s, claim, qfix),
                   label=s.trial.design, found_by=s.trial.found_by(strategy)) for s in chosen]
+    exact_evaluations = sum(1 for h in history if h["phase"].startswith("exact"))
     if len(history) > MAX_HISTORY:   # keep the first proposals and the best ones
         best = sorted(history, key=lambda h: h.get(f"estimated_{obj}") or -1, reverse=True)
         keep = {id(h) for h in history[: MAX_HISTORY // 2]} | {id(h) for h in best[: MAX_HISTORY // 2]}
         history = [h for h in history if id(h) in keep]
     info = {
         "strategy": strategy,
-        "white_box": strategy == "white-box",
+        "white_box": strategy in ("white-box", "guided"),   # the learner's exact oracle was used
         "objective": obj,
         "domain": dom.source,
         "domain_points": dom.N,
@@ -597,6 +611,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         "search_budget": int(budget.total),
         "rounds": round_index,
         "hill_climbing_steps": steps_done,
+        "exact_evaluations": exact_evaluations,
         "refused_by_learner": refused,
         "shortlist": [dict(s.trial.describe(), **{f"estimated_{obj}": s.value}, **s.detail)
                       for s in chosen],
@@ -604,6 +619,164 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         "time_s": round(time.perf_counter() - t0, 3),
     }
     return SearchOutcome(pairs, encode(info))
+
+
+def _adaptive(pool: list[Trial], bb, budget: _Budget, latest: dict, rng: np.random.Generator,
+              dom: Domain, relation: str, search_runs: int, *, shortlist: int, resize: bool,
+              min_size: int, hill_steps: int | None, validate: bool = True
+              ) -> tuple[list[Scored], int]:
+    """Black-box: successive halving (45 % of the runs), hill-climbing (30 %), validation (rest;
+    ``validate=False`` leaves it to the caller)."""
+    scored = _successive_halving(pool, bb, budget, int(0.45 * search_runs), keep=max(shortlist, 4))
+    beam, mutants = 2, 5
+    per = max(MIN_RUNS, int(0.3 * search_runs) // (2 * (beam + beam * mutants) * 8))
+    reserve = int(0.25 * search_runs)
+    steps_done = 0
+    if budget.left - reserve >= 2 * per * (beam + beam * mutants):
+        def step(ts):
+            return bb(ts, per, "hill-climbing")
+        scored, steps_done = _hill_climb(
+            scored, dom, relation, rng, step, beam=beam, mutants=mutants, resize=resize,
+            min_size=min_size, steps=hill_steps if hill_steps is not None else 100,
+            stop=lambda: budget.left - reserve < 2 * per * (beam + beam * mutants))
+    if not validate:
+        return scored, steps_done
+    return _validate(latest, bb, budget, shortlist), steps_done
+
+
+def signature(t: Trial) -> bytes:
+    """Content of a candidate up to record order: the multisets of S and S' and the query set.
+    Two candidates with one signature are the same experiment for any learner that does not
+    depend on record order; the short list keeps one of them."""
+    def ms(d: Dataset) -> bytes:
+        rows = np.column_stack([d.X, d.y]) if d.n else np.zeros((0, d.d + 1))
+        return rows[np.lexsort(rows.T[::-1])].tobytes() if d.n else b""
+    q = np.asarray(t.queries, np.float64)
+    return b"|".join([ms(t.a), ms(t.b), np.unique(q, axis=0).tobytes()])
+
+
+def _same_exact(s: Scored) -> tuple | None:
+    """Candidates of one design whose exact rates agree to 1e-9 are one experiment for the
+    short list (mutations of a background that do not change the rates)."""
+    d = s.detail
+    if "p_exact" not in d:
+        return None
+    t = s.trial.describe()
+    return (t["design"], str(t["record_a"]), str(t["record_b"]), str(t["queries"]),
+            round(float(d.get("epsilon_exact", 0.0)), 9), round(float(d.get("delta_exact", 0.0)), 9))
+
+
+def distinct(scored: list[Scored], k: int) -> list[Scored]:
+    """The best `k` by key, one per signature (and per design with the same exact rates)."""
+    out, seen = [], set()
+    for s in sorted(scored, key=lambda s: s.key, reverse=True):
+        g, e = signature(s.trial), _same_exact(s)
+        if g not in seen and (e is None or e not in seen):
+            seen.update([g] + ([e] if e is not None else []))
+            out.append(s)
+            if len(out) == k:
+                break
+    return out
+
+
+def rescale(t: Trial, n: int) -> Trial | None:
+    """The same design at dataset size `n`: every background location keeps its share of the
+    background (multiplicities scaled, proportions kept), the record keeps its relative place."""
+    m = t.bg_y.size
+    if t.fixed_background or m == 0 or n - 1 == m or n < 2:
+        return None
+    idx = np.floor(np.arange(n - 1) * (m / (n - 1))).astype(int)
+    return t.evolve(bg_X=t.bg_X[idx], bg_y=t.bg_y[idx], pos=min(round(t.pos * (n - 1) / m), n - 1),
+                    params={**t.params, "n": n})
+
+
+def size_ladder(n: int, min_size: int, max_size: int = 4096) -> list[int]:
+    """Sizes around `n` on a half-octave ladder (n * 2^(k/2)), within [min_size, max_size]."""
+    out = {round(n * 2 ** (k / 2)) for k in range(-8, 9)}
+    return sorted(v for v in out if min_size <= v <= max_size and v != n)
+
+
+def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.random.Generator,
+            dom: Domain, relation: str, search_runs: int, *, shortlist: int, resize: bool,
+            min_size: int, hill_steps: int | None, calls: int,
+            candidates: int) -> tuple[list[Scored], int]:
+    """The exact oracle steers, black-box runs decide (the ``guided`` strategy).
+
+    Exact part (no runs): scores of a random third-of-`calls` sample of the pool (stratified
+    over design kinds); the best distinct designs re-instantiated on a half-octave ladder of
+    sizes (the size decides how large a share one record is); exact hill-climbing until `calls`
+    oracle evaluations are spent. Black-box part: the ``adaptive`` phases (successive halving
+    of `candidates` stratified designs, then hill-climbing) -- an oracle may describe the
+    algorithm as intended rather than the code that runs (a planted bug), or refuse the
+    candidates that matter. Both parts' finalists then share one black-box validation round
+    (what is left of the runs, larger budgets for these few), and an exact finalist keeps the
+    larger of its exact and its black-box conservative estimate: the exact score is a
+    single-query marginal, the black-box one sees the joint and learned events the core uses.
+    """
+    used = 0
+
+    def exact(ts: list[Trial], phase: str) -> list[Scored]:
+        nonlocal used
+        ts = ts[: max(0, calls - used)]
+        used += len(ts)
+        return wb(ts, phase) if ts else []
+
+    ex = exact(stratified(pool, max(1, calls // 3), rng), "exact scoring")
+    ok = [s for s in ex if math.isfinite(s.value)]
+    steps = 0
+    if ok and resize:
+        sweep = [r for s in distinct(ok, 6)
+                 for n in size_ladder(s.trial.n, max(min_size, 2), GUIDED_MAX_SIZE)
+                 if (r := rescale(s.trial, n)) is not None]
+        ok += [s for s in exact(sweep, "exact size sweep") if math.isfinite(s.value)]
+    beam, mutants = 3, 8
+    if ok and calls - used >= beam * (mutants + 1):
+        def exact_step(ts):
+            return [s for s in exact(ts, "exact hill-climbing") if math.isfinite(s.value)] or \
+                [Scored(t, -math.inf, -math.inf, {}) for t in ts]
+        climbed, steps = _hill_climb(distinct(ok, 6), dom, relation, rng, exact_step,
+                                     steps=hill_steps if hill_steps is not None else 60, beam=beam,
+                                     mutants=mutants, resize=resize, min_size=min_size,
+                                     max_size=GUIDED_MAX_SIZE,
+                                     stop=lambda: calls - used < beam * (mutants + 1))
+        ok += [s for s in climbed if math.isfinite(s.value)]
+    finalists = distinct(ok, max(2 * shortlist, 4))
+    # black-box: the adaptive phases on a stratified part of the pool, keeping room for the
+    # validation of both parts' finalists
+    n_rand = max(1, candidates // 4)
+    bb_pool = stratified([t for t in pool if t.design != "random"], candidates - n_rand, rng)
+    bb_pool += [t for t in pool if t.design == "random"][:n_rand]
+    _, bb_steps = _adaptive(_dedupe(bb_pool), bb, budget, latest, rng, dom, relation,
+                                 search_runs, shortlist=shortlist, resize=resize,
+                                 min_size=min_size, hill_steps=hill_steps, validate=False)
+    bb_best = distinct(list(latest.values()), max(2 * shortlist, 4))
+    exact_of = {s.trial.key(): s for s in finalists}
+    trials = _dedupe([s.trial for s in finalists] + [s.trial for s in bb_best])
+    if budget.left < 2 * MIN_RUNS * len(trials):
+        return finalists + bb_best, steps + bb_steps
+    val = bb(trials, budget.left // (2 * len(trials)), "validation")
+    out = []
+    for s in val:
+        e = exact_of.get(s.trial.key())
+        if e is not None and e.value > s.value:
+            s = Scored(s.trial, e.value, e.tiebreak, {**s.detail, **e.detail, "scored_by": "exact"})
+        out.append(s)
+    return out, steps + bb_steps
+
+
+def _kept_queries(s: Scored, claim: Claim, fixed: np.ndarray | None) -> np.ndarray:
+    """The queries a short-listed pair is explored and confirmed with.
+
+    Under prediction scope every event is about one query, and each query costs the black box
+    as much as another run would: keep the query of the best event found and the first other
+    one (the core still chooses between them on fresh samples). Model scope keeps them all
+    (joint events), and so do queries the user fixed."""
+    q = as_queries(s.trial.queries, s.trial.a.d)
+    best = s.detail.get("query")
+    if claim.scope != "prediction" or fixed is not None or best is None or len(q) <= 2:
+        return q
+    other = 1 if best == 0 else 0
+    return q[[int(best), other]]
 
 
 def _validate(latest: dict, bb, budget: _Budget, shortlist: int) -> list[Scored]:
@@ -633,7 +806,7 @@ def _successive_halving(pool: list[Trial], bb, budget: _Budget, total: int, keep
 
 def _hill_climb(scored: list[Scored], domain: Domain, relation: str, rng: np.random.Generator,
                 evaluate, *, steps: int, beam: int, mutants: int, resize: bool = True,
-                min_size: int = 2,
+                min_size: int = 2, max_size: int = MAX_SIZE,
                 stop=lambda: False) -> tuple[list[Scored], int]:
     """Beam hill-climbing: mutate the `beam` best, re-score parents and mutants together (fresh
     samples each step, so the comparison is fair), keep the best `beam`.
@@ -653,7 +826,7 @@ def _hill_climb(scored: list[Scored], domain: Domain, relation: str, rng: np.ran
             made = 0
             while made < mutants and tries < 4 * mutants:
                 tries += 1
-                m = mutate(s.trial, domain, relation, rng, resize, min_size)
+                m = mutate(s.trial, domain, relation, rng, resize, min_size, max_size)
                 if m is not None:
                     kids.append(m)
                     made += 1
@@ -669,5 +842,6 @@ def _hill_climb(scored: list[Scored], domain: Domain, relation: str, rng: np.ran
     return finalists + rest[: max(0, 8 - beam)], done
 
 
-__all__ = ["search", "SearchOutcome", "STRATEGIES", "discover_sizes", "score_blackbox",
+__all__ = ["search", "SearchOutcome", "STRATEGIES", "discover_sizes", "score_blackbox", "rescale",
+           "size_ladder", "signature", "distinct",
            "score_exact", "exact_bounds", "mutate", "default_search_runs"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import algorithms
 from algorithms.registry import CONTROL_PREFIXES
+from attacks.search import STRATEGIES
 from audit import jsonnum
 from audit.budget import DEFAULT_CONFIRM_RUNS, Budget
 from audit.errors import PrivauditError
@@ -79,9 +80,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="total runs the search may spend (implies --search; default 8x explore runs)")
     p.add_argument("--candidates", type=int, metavar="K",
                    help="candidate (S, S', queries) triples the search starts from (implies --search)")
-    p.add_argument("--strategy", choices=("exhaustive", "random", "adaptive", "white-box"),
-                   help="search strategy (implies --search; default adaptive; white-box uses the "
-                        "learner's exact oracle)")
+    p.add_argument("--strategy", choices=STRATEGIES,
+                   help="search strategy (implies --search; default auto: guided by the learner's "
+                        "exact oracle when it has one, else adaptive; white-box scores with the "
+                        "oracle only)")
     p.add_argument("--group", type=int, default=1, metavar="K",
                    help="group distance: pairs may be up to K moves apart (found pairs are grown "
                         "to K by repeating the changed record); tested against (K eps, delta_K)")
