@@ -56,7 +56,9 @@ def best_found_exact(learner, result) -> float | None:
     best = None
     for s in result.search.get("shortlist", []):
         v = s.get("epsilon_exact") if objective(result.claim) == "epsilon" else s.get("delta_exact")
-        if v is not None:
+        if isinstance(v, str):          # the result's JSON encoding of inf / nan
+            v = float(v)
+        if v is not None and not math.isnan(v):
             best = v if best is None else max(best, v)
     w = result.witness
     if w is not None and w.queries is not None:
