@@ -113,13 +113,15 @@ class OwnEntropy:
 
 def test_non_reproducible_black_box_is_said_so_and_resumes_from_its_journal(tmp_path):
     bb = OwnEntropy()
-    kw = dict(explore_runs=20_000, confirm_runs=100_000, seed=0)
+    # its own entropy: the verdict is random on every run; at confidence 0.999 a false alarm on
+    # randomized response at its claim has probability <= 1e-3
+    kw = dict(explore_runs=20_000, confirm_runs=100_000, seed=0, confidence=0.999)
     with Journal(tmp_path) as j:
         first = audit(bb, bb.pairs, journal=j, **kw)
         written = j.written
     assert first.runner["reproducible"] is False
     assert any("not reproducible" in n for n in first.notes)
-    assert not first.violation  # randomized response at its claim (false alarm <= 0.05)
+    assert not first.violation  # randomized response at its claim (false alarm <= 1e-3)
     with Journal(tmp_path) as j:  # a resumed audit takes every finished chunk's counts as stored
         again = audit(bb, bb.pairs, journal=j, **kw)
         assert j.written == 0 and j.hits == written > 0
@@ -132,13 +134,20 @@ def test_non_reproducible_black_box_is_said_so_and_resumes_from_its_journal(tmp_
 @pytest.mark.slow
 @pytest.mark.parametrize("name", LIB)
 def test_adapter_passes_its_documented_claim(name):
-    """Seeded audit schedule (the libraries' own noise is not seedable): each bound holds with
-    probability >= 0.95, so a library keeping its claim is flagged with probability <= 0.05 per
-    adapter. Slow adapters (< 10^4 calls/s) are audited on their first pair only."""
+    """The libraries' own noise is not seedable, so this outcome is random on every run. One audit
+    at confidence 0.95 flags a library that keeps a tight claim (geometric, Laplace at their
+    exact epsilon) with probability up to 0.05 -- over 14 adapters a false CI failure about half
+    the time (seen: lib-opendp-geometric 1.0064 > 1). So, as issue 14 asks of any reported
+    library violation, a flag must be confirmed by an independent second audit (fresh library
+    noise, another seed family) before the test fails, and each audit runs at confidence 0.99:
+    a false failure has probability <= 0.01^2 = 1e-4 per adapter, <= 1.4e-3 per suite of 14.
+    Slow adapters (< 10^4 calls/s) are audited on their first pair only."""
     m = needs(name)
     pairs = m.pairs if name in FAST else m.pairs[:1]
-    r = audit(m, pairs, explore_runs=2_000, confirm_runs=10_000, seed=0)
-    assert not r.violation, r.summary()
+    r = audit(m, pairs, explore_runs=2_000, confirm_runs=10_000, seed=0, confidence=0.99)
+    if r.violation:
+        again = audit(m, pairs, explore_runs=2_000, confirm_runs=10_000, seed=1, confidence=0.99)
+        assert not again.violation, (r.summary(), again.summary())
     assert r.epsilon_lower <= m.claim.epsilon
 
 
