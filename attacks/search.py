@@ -23,13 +23,12 @@ Strategies
 ``white-box``   the learner's exact oracle ``exact(data, queries) -> Pr[label = 1]`` scores
                 candidates (no runs spent), then exact hill-climbing. Labelled in the result;
                 the short list is still explored and confirmed black-box by the core.
-``guided``      the exact oracle steers, runs decide: exact scoring of every candidate the
-                oracle accepts (within a time budget), a sweep of dataset sizes and exact
-                hill-climbing on the best designs; candidates the oracle refuses (too large,
-                randomised internals) go through the black-box successive halving; then the few
-                finalists of both get the rest of the run budget in one black-box validation
-                round, and a finalist's score is the larger of its exact and its black-box
-                (conservative) estimate. No oracle accepts anything: ``adaptive``.
+``guided``      the exact oracle steers, runs decide: exact scores of a sample of the family,
+                a sweep of dataset sizes and exact hill-climbing on the best designs (a count
+                of oracle calls, no runs), beside the ``adaptive`` black-box phases (an oracle
+                models the intended algorithm, not a planted bug, and refuses large inputs);
+                the finalists of both share one black-box validation round, and an exact
+                finalist keeps the larger of its exact and its black-box estimate.
 ``auto``        (default) ``guided`` when the learner has an exact oracle, else ``adaptive``.
 
 References
@@ -649,8 +648,10 @@ def signature(t: Trial) -> bytes:
     Two candidates with one signature are the same experiment for any learner that does not
     depend on record order; the short list keeps one of them."""
     def ms(d: Dataset) -> bytes:
-        rows = np.column_stack([d.X, d.y]) if d.n else np.zeros((0, d.d + 1))
-        return rows[np.lexsort(rows.T[::-1])].tobytes() if d.n else b""
+        if not d.n:
+            return b""
+        rows = np.column_stack([d.X, d.y])
+        return rows[np.lexsort(rows.T[::-1])].tobytes()
     q = np.asarray(t.queries, np.float64)
     return b"|".join([ms(t.a), ms(t.b), np.unique(q, axis=0).tobytes()])
 
