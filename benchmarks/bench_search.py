@@ -31,6 +31,7 @@ from audit import audit_learner
 from audit.auditor import SEARCH
 from audit.events import objective
 from audit.runners.local import LocalRunner
+from audit.types import Dataset
 
 
 def best_exhaustive(learner, claim, seed: int) -> float | None:
@@ -52,10 +53,16 @@ def best_exhaustive(learner, claim, seed: int) -> float | None:
     return best
 
 
+def fmt(x: float | None) -> str:
+    """A bound for the tables: '-' when absent, 'inf', else four decimals."""
+    return "-" if x is None else ("inf" if x == math.inf else f"{x:.4f}")
+
+
 def exact_of_witness(learner, result) -> float | None:
-    if not callable(getattr(learner, "exact", None)):
+    """Exact epsilon (delta for stability claims) of the confirmed witness; None when the
+    learner has no oracle or it refuses the pair (PrivauditError is a ValueError)."""
+    if not callable(getattr(learner, "exact", None)) or result.witness is None:
         return None
-    from audit.types import Dataset
     w = result.witness
     try:
         a, b = Dataset.from_dict(w.a), Dataset.from_dict(w.b)
@@ -111,11 +118,8 @@ def main() -> None:
                    "search_runs": r.search.get("search_runs"), "search_s": r.search.get("time_s"),
                    "total_s": round(total, 2), "found_by": r.witness.found_by}
             rows.append(row)
-
-            def f(x):
-                return "-" if x is None else ("inf" if x == math.inf else f"{x:.4f}")
-            print(f"{name:<9} {v:<10} {'YES' if r.violation else 'no':<5} {f(bound):>8} {f(ex):>8} "
-                  f"{f(best):>8} {row['search_runs'] or 0:>9} {row['search_s'] or 0:>8.1f} {total:>8.1f}  "
+            print(f"{name:<9} {v:<10} {'YES' if r.violation else 'no':<5} {fmt(bound):>8} {fmt(ex):>8} "
+                  f"{fmt(best):>8} {row['search_runs'] or 0:>9} {row['search_s'] or 0:>8.1f} {total:>8.1f}  "
                   f"{r.witness.found_by}", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

@@ -23,6 +23,7 @@ import time
 import warnings
 
 import numpy as np
+from bench_search import exact_of_witness, fmt
 
 import algorithms
 from attacks.search import exact_bounds
@@ -31,7 +32,6 @@ from audit.errors import PrivauditError
 from audit.events import objective
 from audit.interfaces import own_pairs
 from audit.runners.local import LocalRunner
-from audit.types import Dataset
 
 
 def exact_value(learner, a, b, q, claim) -> float | None:
@@ -52,21 +52,13 @@ def best_design_exact(learner, claim) -> float | None:
 
 
 def best_found_exact(learner, result) -> float | None:
-    """The largest exact value over the pairs the search handed to the core (its short list)."""
-    best = None
-    for s in result.search.get("shortlist", []):
-        v = s.get("epsilon_exact") if objective(result.claim) == "epsilon" else s.get("delta_exact")
-        if isinstance(v, str):          # the result's JSON encoding of inf / nan
-            v = float(v)
-        if v is not None and not math.isnan(v):
-            best = v if best is None else max(best, v)
-    w = result.witness
-    if w is not None and w.queries is not None:
-        v = exact_value(learner, Dataset.from_dict(w.a), Dataset.from_dict(w.b),
-                        np.asarray(w.queries, float).reshape(-1, Dataset.from_dict(w.a).d), result.claim)
-        if v is not None:
-            best = v if best is None else max(best, v)
-    return best
+    """The largest exact value over the pairs the search handed to the core (its short list)
+    and the confirmed witness."""
+    key = "epsilon_exact" if objective(result.claim) == "epsilon" else "delta_exact"
+    vals = [float(s[key]) for s in result.search.get("shortlist", []) if s.get(key) is not None]
+    vals.append(exact_of_witness(learner, result))     # floats: the JSON encoding spells inf
+    vals = [v for v in vals if v is not None and not math.isnan(v)]
+    return max(vals) if vals else None
 
 
 def runs_spent(result, n_pairs: int) -> int:
@@ -92,9 +84,6 @@ def main() -> None:
     rows = []
     print(f"{'learner':<9} {'variant':<8} {'designs':>9} {'search':>9} {'ratio':>6} {'verdicts':>9} "
           f"{'exact d':>8} {'exact s':>8} {'runs d':>9} {'runs s':>9} {'time d':>7} {'time s':>7}  found by")
-
-    def f(x):
-        return "-" if x is None else ("inf" if x == math.inf else f"{x:.4f}")
 
     for name in names:
         info = algorithms.info(name)
@@ -126,8 +115,8 @@ def main() -> None:
                    "found_by": rs.witness.found_by if rs.witness else None}
             rows.append(row)
             verdicts = f"{'V' if rd.violation else '-'}/{'V' if rs.violation else '-'}"
-            print(f"{name:<9} {v:<8} {f(bd):>9} {f(bs):>9} {f(ratio):>6} {verdicts:>9} "
-                  f"{f(row['exact_designs']):>8} {f(row['exact_search']):>8} {row['runs_designs']:>9.3g} "
+            print(f"{name:<9} {v:<8} {fmt(bd):>9} {fmt(bs):>9} {fmt(ratio):>6} {verdicts:>9} "
+                  f"{fmt(row['exact_designs']):>8} {fmt(row['exact_search']):>8} {row['runs_designs']:>9.3g} "
                   f"{row['runs_search']:>9.3g} {td:>7.1f} {ts:>7.1f}  {row['found_by']}", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
