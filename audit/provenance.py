@@ -7,6 +7,7 @@ missing package or a missing git is recorded as absent, never as a failed audit.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -16,7 +17,7 @@ import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ._version import __version__
 
@@ -84,6 +85,28 @@ def _directory_of(path: Any) -> Path | None:
     return p if p.is_dir() else None
 
 
+# Directory -> commit, while `commit_cache` is active (None: look up on every call).
+_COMMITS: dict[str, str | None] | None = None
+
+
+@contextlib.contextmanager
+def commit_cache() -> Iterator[None]:
+    """Look each directory's git commit up once while the block runs (re-entrant).
+
+    A lookup spawns ``git`` twice (~10 ms); a CI suite audits many algorithms of one checkout
+    and records the suite's commit too, so it runs its audits inside this block: the checkout is
+    taken as it was at each directory's first lookup (tracked files edited while the suite runs
+    are not seen by later entries). Outside the block every call asks git again."""
+    global _COMMITS
+    outer = _COMMITS
+    if outer is None:
+        _COMMITS = {}
+    try:
+        yield
+    finally:
+        _COMMITS = outer
+
+
 def git_commit(path: Any = None) -> str | None:
     """The commit (40 hex digits) of the git checkout holding `path`, or None.
 
@@ -103,6 +126,29 @@ def git_commit(path: Any = None) -> str | None:
         d = _directory_of(path)
         if d is None:
             return None
+        cache = _COMMITS
+        if cache is None:
+            return _ask_git(d)
+        key = _checkout_root(d)
+        if key not in cache:
+            cache[key] = _ask_git(d)
+        return cache[key]
+    except Exception:
+        return None
+
+
+def _checkout_root(d: Path) -> str:
+    """The nearest directory at or above `d` holding ``.git`` (as git finds it), else `d`: every
+    directory of one checkout shares one cache entry (HEAD and status are the checkout's)."""
+    d = d.resolve()
+    for p in (d, *d.parents):
+        if (p / ".git").exists():
+            return str(p)
+    return str(d)
+
+
+def _ask_git(d: Path) -> str | None:
+    try:
         env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
         head = subprocess.run(["git", "-C", str(d), "rev-parse", "HEAD"], capture_output=True,
                               text=True, timeout=5, env=env)
@@ -173,4 +219,4 @@ def code_digest(obj: Any) -> str | None:
         return None
 
 
-__all__ = ["versions", "git_commit", "source_digest", "code_digest"]
+__all__ = ["versions", "git_commit", "commit_cache", "source_digest", "code_digest"]

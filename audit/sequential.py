@@ -140,6 +140,8 @@ _LOGIT_MAX = 700.0           # bisection bracket on the logit scale (p down to ~
 _ITERATIONS = 200           # at most; stops when every bracket is narrower than _TOL
 _TOL = 1e-10                # bracket width on the logit scale (relative precision of p)
 _NEAR = 60.0                # first bracket: within e^60 of the empirical odds
+_GRID = 16                 # grid points per bracket and step (few rows: `_shrink_on_grid`)
+_GRID_ROWS = 128            # at most this many rows are shrunk on grids, more by regula falsi
 
 
 # ---------------------------------------------------------------------------------------------
@@ -175,12 +177,7 @@ def _log_m_logit(k, t, x, components) -> np.ndarray:
     p0 and 1 - p0 are both taken from the logit (no cancellation at either end); the components
     are broadcast along a first axis, so each call is two `betaln` evaluations."""
     comp = np.asarray(components, dtype=np.float64)
-    lw, c = np.log(comp[:, :1]), comp[:, 1:]
-    p0, q0 = _expit(x), _expit(-x)
-    a, b = c * p0, c * q0
-    terms = lw + betaln(a + k, b + (t - k)) - betaln(a, b)
-    mixed = np.logaddexp.reduce(terms, axis=0) if len(comp) > 1 else terms[0]
-    return mixed + k * np.logaddexp(0.0, -x) + (t - k) * np.logaddexp(0.0, x)
+    return _log_m_rows(k, t, x, np.log(comp[:, :1]), comp[:, 1:])
 
 
 def components_for(budget: int, alpha: float,
@@ -192,56 +189,124 @@ def components_for(budget: int, alpha: float,
     return tuple((w, concentration(max(1.0, f * budget), alpha)) for f, w in horizons)
 
 
+def _log_m_rows(k, t, x, lw, c) -> np.ndarray:
+    """`_log_m_logit` with a mixture of its own per row: `lw`, `c` carry the components on a
+    first axis and broadcast against `k`, `t`, `x` (rows, or rows by grid points)."""
+    p0, q0 = _expit(x), _expit(-x)
+    a, b = c * p0, c * q0
+    terms = lw + betaln(a + k, b + (t - k)) - betaln(a, b)
+    mixed = np.logaddexp.reduce(terms, axis=0) if len(terms) > 1 else terms[0]
+    return mixed + k * np.logaddexp(0.0, -x) + (t - k) * np.logaddexp(0.0, x)
+
+
+def _component_rows(components, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """ln-weights and concentrations of a mixture as ``(components, rows)`` arrays."""
+    comp = np.asarray(components, dtype=np.float64)
+    return (np.broadcast_to(np.log(comp[:, :1]), (len(comp), rows)),
+            np.broadcast_to(comp[:, 1:], (len(comp), rows)))
+
+
 def _lower_logit(k, t, components, threshold: float) -> np.ndarray:
     """Logit of the lower end of ``{p0 : ln M_t(p0) < threshold}`` (``-inf``-like at k = 0).
 
-    ln M_t is below the threshold at the empirical rate and grows monotonically away from it
-    (checked numerically in the tests); bisection keeps the crossing bracketed and returns the
-    outer end of the bracket, so the CS is never made narrower than it is. The upper end follows
-    by symmetry: the prior ``Beta(c p0, c (1 - p0))`` and the likelihood are symmetric under
-    ``(p0, k) -> (1 - p0, t - k)``, so ``logit(upper(k, t)) = -logit(lower(t - k, t))``.
+    The upper end follows by symmetry: the prior ``Beta(c p0, c (1 - p0))`` and the likelihood
+    are symmetric under ``(p0, k) -> (1 - p0, t - k)``, so ``logit(upper(k, t)) =
+    -logit(lower(t - k, t))``. See `_lower_logit_rows` for the root finding.
     """
     shape = np.broadcast_shapes(np.shape(k), np.shape(t))
     k, t = (np.broadcast_to(np.asarray(v, dtype=np.float64), shape).ravel() for v in (k, t))
+    lw, c = _component_rows(components, k.size)
+    thr = np.full(k.size, float(threshold))
+    return _lower_logit_rows(k, t, lw, c, thr).reshape(shape)
+
+
+def _lower_logit_rows(k, t, lw, c, thr) -> np.ndarray:
+    """`_lower_logit` for rows with a mixture (`lw`, `c`: ``(components, rows)``) and a threshold
+    of their own each.
+
+    ln M_t is below the threshold at the empirical rate (M <= 1 there: the empirical rate
+    maximises the likelihood) and grows monotonically away from it (checked numerically in the
+    tests), so the crossing is bracketed between the empirical logit (inner end) and a rejected
+    point (outer end), and the outer end of a shrinking bracket is returned: the CS is never made
+    narrower than it is. Few rows (what an audit's check needs: four ends per confirmed test)
+    shrink the bracket `_GRID` times per step, with ln M evaluated on a grid across every
+    bracket at once (about five vectorised steps to `_TOL`, where one-point root finding takes
+    about twenty, each paying numpy's per-call cost on tiny arrays); many rows (planning grids,
+    the tests' simulated paths) take Illinois regula falsi steps, which need fewer evaluations
+    per row.
+    """
+    m = k.size
     with np.errstate(all="ignore"):   # entries with k = 0 or t = 0 are replaced at the end
         safe_t = np.maximum(t, 1.0)
         phat = np.clip(k / safe_t, 1e-300, 1.0 - 1e-16)
         inner = np.log(phat) - np.log1p(-phat)
-        f_in = _log_m_logit(k, safe_t, inner, components) - threshold      # < 0 (M <= 1 there)
         # first bracket: a few normal-approximation widths out, else e^60, else the edge
         se = 1.0 / np.sqrt(np.maximum(safe_t * phat * (1.0 - phat), 1e-300))
-        outer = inner - np.minimum(_NEAR, 2.0 * math.sqrt(2.0 * threshold + 8.0) * se)
-        f_out = _log_m_logit(k, safe_t, outer, components) - threshold
+        outer = inner - np.minimum(_NEAR, 2.0 * np.sqrt(2.0 * thr + 8.0) * se)
+        f_out = _log_m_rows(k, safe_t, outer, lw, c) - thr
         for edge in (inner - _NEAR, np.full_like(inner, -_LOGIT_MAX)):
             low = ~(f_out >= 0)
             if not low.any():
                 break
             outer = np.where(low, edge, outer)
-            f_out = np.where(low, _log_m_logit(k, safe_t, outer, components) - threshold, f_out)
-        # Illinois regula falsi keeps [outer, inner] bracketing the crossing; bisection steps
-        # take over where it stalls. The outer end (rejected side) is returned.
-        side = np.zeros_like(inner)
-        for it in range(_ITERATIONS):
-            act = np.flatnonzero(np.abs(inner - outer) > _TOL)   # only unfinished brackets
-            if act.size == 0:
-                break
-            xi, xo, fi, fo, sd = inner[act], outer[act], f_in[act], f_out[act], side[act]
-            half = 0.5 * (xi + xo)
-            if it % 4 == 3:
-                mid = half
-            else:
-                denom = fo - fi
-                mid = np.where(np.isfinite(denom) & (denom > 0), xo - fo * (xo - xi) / denom, half)
-                mid = np.where((mid - xo) * (mid - xi) < 0, mid, half)
-            fm = _log_m_logit(k[act], safe_t[act], mid, components) - threshold
-            rej = fm >= 0
-            # Illinois: halve the retained end's value when the same end is kept twice in a row
-            fi = np.where(rej & (sd == 1), 0.5 * fi, fi)
-            fo = np.where(~rej & (sd == -1), 0.5 * fo, fo)
-            inner[act], f_in[act] = np.where(rej, xi, mid), np.where(rej, fi, fm)
-            outer[act], f_out[act] = np.where(rej, mid, xo), np.where(rej, fm, fo)
-            side[act] = np.where(rej, 1.0, -1.0)
-    return np.where((k <= 0) | (t <= 0), -np.inf, outer).reshape(shape)
+            f_out = np.where(low, _log_m_rows(k, safe_t, outer, lw, c) - thr, f_out)
+        if m <= _GRID_ROWS:
+            outer = _shrink_on_grid(k, safe_t, lw, c, thr, inner, outer)
+        else:
+            f_in = _log_m_rows(k, safe_t, inner, lw, c) - thr      # < 0
+            outer = _shrink_illinois(k, safe_t, lw, c, thr, inner, outer, f_in, f_out)
+    return np.where((k <= 0) | (t <= 0), -np.inf, outer)
+
+
+def _shrink_on_grid(k, t, lw, c, thr, inner, outer) -> np.ndarray:
+    """Shrink every bracket [outer, inner] to its cell of a `_GRID`-point grid holding the first
+    rejected point from the inside, until narrower than `_TOL`; the outer ends are returned.
+    A point where ln M is NaN counts as not rejected (the bracket moves outwards, never in)."""
+    inner, outer = inner.copy(), outer.copy()
+    frac = np.arange(1, _GRID) / _GRID
+    for _ in range(_ITERATIONS):
+        act = np.flatnonzero(np.abs(inner - outer) > _TOL)
+        if act.size == 0:
+            break
+        xi, xo = inner[act], outer[act]
+        grid = xi[:, None] + (xo - xi)[:, None] * frac            # from the inside outwards
+        f = _log_m_rows(k[act, None], t[act, None], grid, lw[:, act, None], c[:, act, None]) \
+            - thr[act, None]
+        rej = f >= 0
+        hit = rej.any(axis=1)
+        j = np.where(hit, rej.argmax(axis=1), _GRID - 1)           # first rejected grid point
+        rows = np.arange(act.size)
+        outer[act] = np.where(hit, grid[rows, np.minimum(j, _GRID - 2)], xo)
+        inner[act] = np.where(j > 0, grid[rows, np.maximum(j - 1, 0)], xi)
+    return outer
+
+
+def _shrink_illinois(k, t, lw, c, thr, inner, outer, f_in, f_out) -> np.ndarray:
+    """Illinois regula falsi keeping [outer, inner] bracketing the crossing; bisection steps
+    take over where it stalls. The outer ends (rejected side) are returned."""
+    inner, outer = inner.copy(), outer.copy()
+    side = np.zeros_like(inner)
+    for it in range(_ITERATIONS):
+        act = np.flatnonzero(np.abs(inner - outer) > _TOL)   # only unfinished brackets
+        if act.size == 0:
+            break
+        xi, xo, fi, fo, sd = inner[act], outer[act], f_in[act], f_out[act], side[act]
+        half = 0.5 * (xi + xo)
+        if it % 4 == 3:
+            mid = half
+        else:
+            denom = fo - fi
+            mid = np.where(np.isfinite(denom) & (denom > 0), xo - fo * (xo - xi) / denom, half)
+            mid = np.where((mid - xo) * (mid - xi) < 0, mid, half)
+        fm = _log_m_rows(k[act], t[act], mid, lw[:, act], c[:, act]) - thr[act]
+        rej = fm >= 0
+        # Illinois: halve the retained end's value when the same end is kept twice in a row
+        fi = np.where(rej & (sd == 1), 0.5 * fi, fi)
+        fo = np.where(~rej & (sd == -1), 0.5 * fo, fo)
+        inner[act], f_in[act] = np.where(rej, xi, mid), np.where(rej, fi, fm)
+        outer[act], f_out[act] = np.where(rej, mid, xo), np.where(rej, fm, fo)
+        side[act] = np.where(rej, 1.0, -1.0)
+    return outer
 
 
 def _check(alpha: float) -> float:
@@ -261,16 +326,6 @@ def cs_ends(k_lower, k_upper, t, alpha: float, components) -> tuple[np.ndarray, 
         lo = _expit(x[:kl.size]).reshape(kl.shape)
         hi = _expit(-x[kl.size:]).reshape(kl.shape)
     return lo, hi
-
-
-def _cs_pair(k_low, t_low, k_up, t_up, alpha: float, components) -> tuple[np.ndarray, np.ndarray]:
-    """Lower ends at counts (k_low, t_low) and upper ends at (k_up, t_up), in one pass."""
-    thr = _check(alpha)
-    m = len(k_low)
-    x = _lower_logit(np.concatenate([k_low, t_up - k_up]), np.concatenate([t_low, t_up]),
-                     components, thr)
-    with np.errstate(over="ignore"):
-        return _expit(x[:m]), _expit(-x[m:])
 
 
 def cs_lower(k, t, alpha: float, components) -> np.ndarray:
@@ -347,9 +402,26 @@ class SequentialState:
     def update(self, kp, np_, kq, nq) -> None:
         """Take the cumulative counts after a round and intersect the bounds with the new CS."""
         self.observe(kp, np_, kq, nq)
-        plo, qhi = _cs_pair(self.kp, self.np_, self.kq, self.nq, self.alpha, self.components)
-        qlo, phi = _cs_pair(self.kq, self.nq, self.kp, self.np_, self.futility_alpha,
-                            self.futility_components)
+        m = len(self.kp)
+        # the four ends of every test in one root finding: p's lower and q's upper end at
+        # `alpha` (violation side), q's lower and p's upper end at the planning level (futility
+        # side); an upper end is the lower end of the complementary count (see `_lower_logit`)
+        k = np.concatenate([self.kp, self.nq - self.kq, self.kq, self.np_ - self.kp])
+        t = np.concatenate([self.np_, self.nq, self.nq, self.np_])
+        (lw_v, c_v), (lw_f, c_f) = (_component_rows(self.components, 2 * m),
+                                    _component_rows(self.futility_components, 2 * m))
+        if len(lw_v) == len(lw_f):
+            thr = np.repeat([_check(self.alpha), _check(self.futility_alpha)], 2 * m)
+            x = _lower_logit_rows(k, t, np.concatenate([lw_v, lw_f], axis=1),
+                                  np.concatenate([c_v, c_f], axis=1), thr)
+        else:   # mixtures of different sizes: one root finding each
+            x = np.concatenate([
+                _lower_logit(k[:2 * m], t[:2 * m], self.components, _check(self.alpha)),
+                _lower_logit(k[2 * m:], t[2 * m:], self.futility_components,
+                             _check(self.futility_alpha))])
+        with np.errstate(over="ignore"):  # expit of -inf/inf is exactly 0/1
+            plo, qhi = _expit(x[:m]), _expit(-x[m:2 * m])
+            qlo, phi = _expit(x[2 * m:3 * m]), _expit(-x[3 * m:])
         self.p_lo, self.p_hi = np.maximum(self.p_lo, plo), np.minimum(self.p_hi, phi)
         self.q_lo, self.q_hi = np.maximum(self.q_lo, qlo), np.minimum(self.q_hi, qhi)
 

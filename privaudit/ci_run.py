@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from audit import stats
 from audit.errors import PrivauditError
-from audit.provenance import git_commit, versions
+from audit.provenance import commit_cache, git_commit, versions
 from audit.request import run_request
 from audit.result import AuditResult, BoundTest
 from audit.runners.factory import make_runner
@@ -68,6 +68,7 @@ def run_one(spec: AuditSpec, confidence: float, runner: Any) -> AuditResult:
     return result
 
 
+@commit_cache()   # one git lookup per checkout for the whole suite, not two subprocesses per audit
 def run_suite(cfg: CIConfig, runner: Any = None, baseline: SuiteResult | None = None,
               on_entry: Callable[[SuiteEntry], None] | None = None) -> SuiteResult:
     """Run every audit of `cfg`; never raises for a failing audit (it becomes an entry's error).
