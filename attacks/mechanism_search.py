@@ -5,7 +5,8 @@ Starts from the patterns of the literature for the declared neighbour relation
 X-shape for "statdp", the l1 and l-infinity worst cases otherwise), scores each pair on fresh
 *search* samples by the bound its best event is expected to certify (the core's own `explore`),
 keeps the best few (successive halving: the budget goes to the finalists), and improves them by
-local moves — one coordinate of the second input set to another value the relation allows — as
+local moves — one coordinate of the second input set to another value the relation allows; under
+add-remove, the added record's value scaled, negated or shifted, or the base's records moved — as
 long as the expected bound grows.
 
 Soundness: the search draws its own samples (spawn keys ``(SEARCH, 1000 + round, ...)``); the
@@ -76,9 +77,27 @@ def _moves(a: np.ndarray, b: np.ndarray, norm: str, d: float, rng: np.random.Gen
     return out[:count]
 
 
+def _moves_add_remove(a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
+                      count: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Neighbours of an add-remove pair (a, a + record v): v scaled, negated or shifted by one,
+    and the base's records all set to v or to -v (same base size)."""
+    small, big = (a, b) if a.size < b.size else (b, a)
+    v = float(big[-1])
+    values = {10.0 * v, v / 10.0, -v, v + 1.0, v - 1.0} - {v}
+    out = [(small.copy(), np.r_[small, w]) for w in sorted(values)]
+    if small.size:
+        out += [(np.full(small.size, w), np.r_[np.full(small.size, w), v]) for w in (v, -v)
+                if not np.array_equal(np.full(small.size, w), small)]
+    order = rng.permutation(len(out))
+    return [out[i] for i in order[:count]]
+
+
 # the literature's patterns for each declared input relation: StatDP's seven are l-infinity
-# neighbours; the l1 worst cases are also l2 neighbours; "replace one record" is hamming
-PATTERNS = {"linf": "statdp", "l1": "l1", "l2": "l1", "hamming": "replace-one"}
+# neighbours; the l1 worst cases are also l2 neighbours; "replace one record" is hamming; "add or
+# remove one record" starts from the empty dataset and a full one, the added record on a ladder
+# of magnitudes
+PATTERNS = {"linf": "statdp", "l1": "l1", "l2": "l1", "hamming": "replace-one",
+            "add-remove": "add-remove"}
 
 
 def _within(pairs: list, relation: InputDistance | None) -> list:
@@ -124,9 +143,9 @@ def search_mechanism_inputs(mech: Any, k: int, *, claim: Claim | None = None,
         if relation.bound <= 0:
             raise PrivauditError(f"no pairs lie within {relation.describe()}")
         norm, sensitivity = PATTERNS[relation.norm], relation.bound
-        if relation.norm == "hamming" and relation.bound < 1:
+        if relation.norm in ("hamming", "add-remove") and relation.bound < 1:
             raise PrivauditError(f"no pairs lie within {relation.describe()}")
-        if relation.norm == "hamming":
+        if relation.norm in ("hamming", "add-remove"):
             sensitivity = 1.0
     norm = "statdp" if norm is None else norm
     sensitivity = 1.0 if sensitivity is None else sensitivity
@@ -143,7 +162,9 @@ def search_mechanism_inputs(mech: Any, k: int, *, claim: Claim | None = None,
     best = [(pool[i], float(scores[i])) for i in order]
     for r in range(1, rounds + 1):
         proposals = _within([m for (a, b), _ in best
-                             for m in _moves(a, b, norm, float(sensitivity), rng, moves)], relation)
+                             for m in (_moves_add_remove(a, b, rng, moves) if norm == "add-remove"
+                                       else _moves(a, b, norm, float(sensitivity), rng, moves))],
+                            relation)
         if not proposals:
             break
         # finalists are re-scored on fresh samples beside the proposals (no winner's curse)

@@ -10,6 +10,10 @@ Three notions of neighbouring vectors, each with the classic worst cases:
   and random sign patterns;
 * ``"replace-one"`` -- a dataset of values (histograms, counts, sums): one entry replaced by
   another value from `values`, at the first, a middle and the last position;
+* ``"add-remove"`` -- a dataset of values (bounded sums, means, counts of a DP library): one record
+  added to a base dataset (empty, and `k` - 1 copies of ``values[0]``), the added record taking
+  each value of a ladder of magnitudes (default ``0, +-1, +-10, +-10^3, +-10^6``) so that a
+  clamping bound of any scale is reached or crossed;
 * ``"statdp"`` -- StatDP's input patterns (Ding et al., CCS 2018, Section 5; also DP-Sniper's):
   every coordinate moves by at most Delta (l-infinity) around ``base`` (default all Delta): one
   above, one below, one above and the rest below, one below and the rest above, half-half, all
@@ -27,7 +31,10 @@ import numpy as np
 
 from audit.errors import PrivauditError
 
-NORMS = ("l1", "linf", "replace-one", "statdp")
+NORMS = ("l1", "linf", "replace-one", "add-remove", "statdp")
+
+# the added record of "add-remove" pairs: magnitudes from zero to far beyond any clamping bound
+ADD_REMOVE_VALUES = (0.0, 1.0, -1.0, 10.0, -10.0, 1e3, -1e3, 1e6, -1e6)
 
 
 def mechanism_pairs(k: int, *, norm: str = "linf", sensitivity: float = 1.0,
@@ -39,13 +46,15 @@ def mechanism_pairs(k: int, *, norm: str = "linf", sensitivity: float = 1.0,
     ----------
     k : int
         Input length (number of scores / answers / records).
-    norm : {"l1", "linf", "replace-one", "statdp"}
+    norm : {"l1", "linf", "replace-one", "add-remove", "statdp"}
     sensitivity : float
         Delta: the largest move the neighbour relation allows.
     base : array (k,), optional
-        The input the moves start from (default zeros; "replace-one": ``values[0]`` everywhere).
+        The input the moves start from (default zeros; "replace-one": ``values[0]`` everywhere;
+        "add-remove": the larger base, of `k` - 1 records).
     values : array, optional
-        "replace-one": the values a record may take (default ``(0, 1)``).
+        "replace-one": the values a record may take (default ``(0, 1)``); "add-remove": the
+        values of the added record (default `ADD_REMOVE_VALUES`).
     random : int
         Extra random sign patterns ("linf") drawn with `rng` (default generator seeded 0).
 
@@ -76,6 +85,8 @@ def mechanism_pairs(k: int, *, norm: str = "linf", sensitivity: float = 1.0,
                     b[i] = v
                     out.append((a0.copy(), b))
         return out
+    if norm == "add-remove":
+        return add_remove_pairs(k, base, values)
     if norm == "statdp":
         return statdp_pairs(k, d, base)
     a0 = np.zeros(k) if base is None else np.asarray(base, dtype=np.float64).reshape(-1)
@@ -99,6 +110,20 @@ def mechanism_pairs(k: int, *, norm: str = "linf", sensitivity: float = 1.0,
     return out
 
 
+def add_remove_pairs(k: int, base: Any = None,
+                     values: Any = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(base, base + one record) for the empty base and a base of `k` - 1 records, the added
+    record taking each of `values` (see the module docstring)."""
+    vals = np.asarray(ADD_REMOVE_VALUES if values is None else values, dtype=np.float64).reshape(-1)
+    if vals.size < 1 or not np.isfinite(vals).all():
+        raise PrivauditError("add-remove pairs need at least one finite record value")
+    full = np.full(k - 1, vals[0]) if base is None else np.asarray(base, dtype=np.float64).reshape(-1)
+    if full.size != k - 1:
+        raise PrivauditError(f"base has {full.size} records, expected k - 1 = {k - 1}")
+    bases = [np.zeros(0)] + ([full] if k > 1 else [])
+    return [(x.copy(), np.r_[x, v]) for x in bases for v in vals]
+
+
 def statdp_pairs(k: int, sensitivity: float = 1.0,
                  base: Any = None) -> list[tuple[np.ndarray, np.ndarray]]:
     """StatDP's seven patterns for `k` answers of sensitivity Delta (see the module docstring)."""
@@ -117,4 +142,4 @@ def statdp_pairs(k: int, sensitivity: float = 1.0,
     return out
 
 
-__all__ = ["mechanism_pairs", "statdp_pairs", "NORMS"]
+__all__ = ["mechanism_pairs", "statdp_pairs", "add_remove_pairs", "NORMS", "ADD_REMOVE_VALUES"]

@@ -7,6 +7,7 @@ auditor refuses such pairs.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +75,7 @@ def check_neighbours(a: Dataset, b: Dataset, relation: str, where: str = "pair")
 # ---------------------------------------------------------------------------------------------
 # mechanism inputs
 # ---------------------------------------------------------------------------------------------
-INPUT_NORMS = ("hamming", "l1", "l2", "linf")
+INPUT_NORMS = ("hamming", "l1", "l2", "linf", "add-remove")
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,10 @@ class InputDistance:
 
     `norm` is ``hamming`` (same shape; the number of entries that differ -- "replace one record"
     is ``hamming`` with bound 1), ``l1``, ``l2`` or ``linf`` (same shape; the norm of ``a - b``,
-    e.g. a query of sensitivity Δ under l1). A mechanism declares it as its ``input_distance``
+    e.g. a query of sensitivity Δ under l1) or ``add-remove`` (the input is a dataset whose records
+    are its entries, or its rows; the number of records added or removed to turn one input into
+    the other, so the shapes differ -- a library's bounded sum or count under "add or remove one
+    record" is ``add-remove`` with bound 1). A mechanism declares it as its ``input_distance``
     attribute; `--input-distance l1:1` (CLI) or ``input_distance = "l1:1"`` (CI) declare one for a
     user's black box.
     """
@@ -126,8 +130,31 @@ def parse_input_distance(spec: Any) -> InputDistance | None:
                          f"{{norm, bound}}, got {spec!r}")
 
 
+def _records(x: np.ndarray) -> list:
+    """The records of a dataset input as hashable items (its entries, or its rows)."""
+    if x.ndim <= 1:
+        return x.reshape(-1).tolist()
+    return [r.tobytes() for r in np.ascontiguousarray(x.reshape(x.shape[0], -1))]
+
+
+def records_distance(a: Any, b: Any) -> float:
+    """Records to add or remove to turn dataset `a` into `b`: the size of their multiset
+    symmetric difference (inf when the records' shapes differ).
+
+    ``[1, 2]`` and ``[2, 1, 5]`` are at distance 1 (5 added); ``[1]`` and ``[2]`` at 2 (a
+    replacement is a removal and an addition)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape[1:] != b.shape[1:] and min(a.size, b.size) > 0:
+        return math.inf
+    left, right = Counter(_records(a)), Counter(_records(b))
+    return float(sum(((left - right) + (right - left)).values()))
+
+
 def input_distance(a: Any, b: Any, norm: str) -> float:
-    """The `norm` distance between two mechanism inputs (inf when their shapes differ)."""
+    """The `norm` distance between two mechanism inputs (inf when their shapes differ, except
+    under ``add-remove``, which compares them as multisets of records)."""
+    if norm == "add-remove":
+        return records_distance(a, b)
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape:
         return math.inf
@@ -147,7 +174,7 @@ def input_distance(a: Any, b: Any, norm: str) -> float:
 def check_input_neighbours(a: Any, b: Any, rel: InputDistance, where: str = "pair") -> float:
     """Raise `PrivauditError` unless ``rel.norm``-distance(a, b) <= ``rel.bound``; return it."""
     a_arr, b_arr = np.asarray(a), np.asarray(b)
-    if a_arr.shape != b_arr.shape:
+    if a_arr.shape != b_arr.shape and rel.norm != "add-remove":
         raise PrivauditError(f"{where}: inputs have shapes {a_arr.shape} and {b_arr.shape}; "
                              f"neighbours under {rel.describe()} have the same shape")
     dist = input_distance(a_arr, b_arr, rel.norm)

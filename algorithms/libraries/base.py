@@ -27,7 +27,8 @@ class LibraryMechanism:
 
     Attributes: `claim` (what the library documents for these parameters), `domain` (the input
     domain in words), `relation` (the library's neighbour relation), `input_distance` (the same as
-    an `audit.neighbours.InputDistance` where inputs keep their shape), `pairs` (default adversarial
+    an `audit.neighbours.InputDistance`: ``add-remove:1`` for datasets under add-remove, the
+    library's input metric otherwise), `pairs` (default adversarial
     inputs), `library` and `library_version`.
     """
 
@@ -49,7 +50,7 @@ class LibraryMechanism:
         self._build = build
         self._draw = build()
         self._dtype = np.int64 if integer else np.float64
-        if input_distance is not None:  # add-remove of records changes the shape: none declared
+        if input_distance is not None:
             self.input_distance = parse_input_distance(input_distance)
 
     def __getstate__(self) -> dict:

@@ -111,4 +111,5 @@ def bounded_sum(scale: float = 10.0, lower: float = 0.0, upper: float = 10.0) ->
     return LibraryMechanism("lib-opendp-sum", DIST, Claim(float(measurement().map(1)), 0.0, "add-remove"),
                             f"datasets of floats (clamped to [{lower:g}, {upper:g}])",
                             [([], [upper]), ([upper / 2], [upper / 2, upper]), ([lower], [lower, FAR])],
-                            {"scale": scale, "lower": lower, "upper": upper}, build)
+                            {"scale": scale, "lower": lower, "upper": upper}, build,
+                            input_distance="add-remove:1")

@@ -35,7 +35,8 @@ def _make(name: str, cls_name: str, epsilon: float, pairs: list, domain: str, pa
         return draw
 
     return LibraryMechanism(name, DIST, Claim(epsilon, 0.0, "add-remove"), domain, pairs,
-                            {"epsilon": epsilon, **params}, build, integer=integer)
+                            {"epsilon": epsilon, **params}, build, integer=integer,
+                            input_distance="add-remove:1")
 
 
 @register("lib-pydp-bounded-sum", kind="mechanism", paper=PAPER, section="algorithms.laplacian.BoundedSum",

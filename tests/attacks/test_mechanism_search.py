@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attacks.mechanism_search import search_mechanism_inputs
-from audit import audit
+from audit import Claim, audit
 from audit.errors import PrivauditError
 from audit.neighbours import input_distance, parse_input_distance
 from power_mechanisms import SVT1, SVT6
@@ -46,3 +46,36 @@ def test_every_pair_tried_or_returned_lies_within_the_declared_relation(relation
 def test_relation_and_norm_together_are_refused():
     with pytest.raises(PrivauditError, match="relation"):
         search_mechanism_inputs(SVT1(), 4, relation="linf:1", norm="l1")
+
+
+class _BoundedSum:
+    """Sum of records clamped to [0, 10] plus Laplace(10 / eps): eps-DP under add-remove of one
+    record (Dwork et al. 2006). ``clamp=False`` plants the classic bug: no clamping, so one
+    record far beyond the bound moves the sum without limit."""
+
+    input_distance = "add-remove:1"
+
+    def __init__(self, clamp: bool = True) -> None:
+        self.claim = Claim(1.0, 0.0, "add-remove")
+        self.clamp = clamp
+
+    def sample(self, inp, runs, rng):
+        x = np.asarray(inp, dtype=float)
+        s = (np.clip(x, 0.0, 10.0) if self.clamp else x).sum()
+        return s + rng.laplace(0.0, 10.0, size=runs)
+
+
+def test_add_remove_search_finds_the_missing_clamp_and_passes_the_clamped_sum():
+    """Datasets under add-remove: the patterns add one record on a ladder of magnitudes to the
+    empty and a full base, so the unclamped sum is flagged (a record at 10^6 shifts the output by
+    10^5 noise scales: exact loss unbounded) and the clamped one is not (its exact eps is 1; the
+    audit's false-alarm rate is <= 5 %, and no pair can exceed 1 in truth)."""
+    for clamp, violation in ((False, True), (True, False)):
+        m = _BoundedSum(clamp)
+        found = search_mechanism_inputs(m, 3, relation="add-remove:1", search_runs=2_000,
+                                        rounds=1, moves=4, keep=2)
+        for a, b in found.pairs:
+            assert input_distance(a, b, "add-remove") == 1
+        r = audit(m, found.pairs, explore_runs=5_000, confirm_runs=20_000, seed=3)
+        assert r.violation is violation
+        assert (r.epsilon_lower > 3) if violation else (r.epsilon_lower <= 1)
