@@ -20,6 +20,7 @@ by a class row (realizable) or with label noise (noisy), with a random neighbour
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -194,11 +195,20 @@ def anchors(domain: Domain, count: int) -> np.ndarray:
     return np.concatenate([inner, np.setdiff1d(ends, inner)]).astype(int)
 
 
+def record_first(t: Trial) -> Trial:
+    """The same pair with the differing record at index 0 instead of last: learners that treat
+    records by position (a deterministic split into "the first k records", blocks by index)
+    see the record on the other side of the split."""
+    return replace(t, pos=0, params={**t.params, "position": "first"})
+
+
 def adversarial_family(domain: Domain, relation: str, sizes: list[int], rng: np.random.Generator,
                        *, n_anchors: int = 3, n_labelings: int = 2,
-                       queries: np.ndarray | None = None) -> list[Trial]:
+                       queries: np.ndarray | None = None,
+                       positions: tuple[str, ...] = ("last",)) -> list[Trial]:
     """All designs over sizes x multiplicities (1, n/8, n/2 copies per location) x anchors x
-    labelings x layouts."""
+    labelings x layouts x record positions (`positions`: "last" and/or "first", see
+    `record_first`)."""
     out: list[Trial] = []
     for q in anchors(domain, n_anchors):
         fs = domain.labelings(rng, n_labelings, anchor=int(q))
@@ -211,6 +221,8 @@ def adversarial_family(domain: Domain, relation: str, sizes: list[int], rng: np.
                     for layout in (("sorted", "interleaved") if m > 1 else ("sorted",)):
                         out += design_trials(domain, relation, n, m, int(q), f, layout=layout,
                                              queries=queries, labeling=f"f{fi}")
+    if "first" in positions:
+        out = (out if "last" in positions else []) + [record_first(t) for t in out]
     return out
 
 
@@ -312,5 +324,5 @@ def data_family(data: Dataset, domain: Domain, relation: str, rng: np.random.Gen
     return out[: max(count, 1)]
 
 
-__all__ = ["DESIGNS", "background", "design_trials", "adversarial_family", "random_family",
+__all__ = ["DESIGNS", "background", "design_trials", "adversarial_family", "record_first", "random_family",
            "data_family", "anchors"]

@@ -61,7 +61,8 @@ from audit.runners.local import LocalRunner
 from audit.types import Claim, Dataset, as_queries
 
 from .domain import Domain, learner_domain
-from .families import adversarial_family, data_family, design_trials, random_family
+from .families import adversarial_family, anchors, data_family, design_trials, random_family
+from .sizesteps import find_steps, step_candidates
 from .trial import Trial
 
 STRATEGIES = ("auto", "guided", "exhaustive", "random", "adaptive", "white-box")
@@ -74,6 +75,8 @@ MAX_SIZE = 1 << 14        # hill-climbing never grows a dataset beyond this
 EXACT_FLOOR = 1e-9        # exact probabilities below this are round-off for exact_bounds
 EXACT_CALLS = (100, 1200)  # guided: exact-oracle evaluations, one per 1,000 search runs within
                            # these bounds (a count, not a clock: seeded searches reproduce)
+STEP_PROBE_CALLS = 48    # guided: oracle evaluations of the size-step probe (attacks.sizesteps)
+STEP_MAX = 2              # guided: size steps whose pairs are scored and validated
 GUIDED_MAX_SIZE = 4096    # guided: larger datasets only slow the black box (the share of one
                           # record, which decides the leak, is reached at smaller n)
 
@@ -106,7 +109,8 @@ def stratified(trials: list[Trial], k: int, rng: np.random.Generator) -> list[Tr
     (design, variant, record label), a random member of each group per turn."""
     groups: dict[tuple, list[int]] = {}
     for i, t in enumerate(trials):
-        g = (t.design, str(t.params.get("variant", "")).split(",")[0], t.params.get("record_label"))
+        g = (t.design, str(t.params.get("variant", "")).split(",")[0], t.params.get("record_label"),
+             t.params.get("position"))
         groups.setdefault(g, []).append(i)
     order = [rng.permutation(v).tolist() for v in groups.values()]
     order = [order[i] for i in rng.permutation(len(order))]
@@ -317,7 +321,8 @@ def mutate(t: Trial, domain: Domain, relation: str, rng: np.random.Generator,
     P = domain.points
     moves = ["record", "record-label", "query", "query"]
     if not t.fixed_background and t.bg_y.size:
-        moves += ["bg-move", "bg-label", "bg-clone", "bg-clone-record"] + (["bg-scale"] if resize else [])
+        moves += ["bg-move", "bg-label", "bg-clone", "bg-clone-record", "record-position"] + \
+            (["bg-scale"] if resize else [])
     move = moves[int(rng.integers(len(moves)))]
 
     def near(x) -> np.ndarray:
@@ -353,6 +358,12 @@ def mutate(t: Trial, domain: Domain, relation: str, rng: np.random.Generator,
         if np.unique(Q, axis=0).shape[0] != len(Q):
             return None
         return t.evolve(queries=Q)
+    if move == "record-position":   # first, last or anywhere: order-dependent learners
+        pos = [0, t.bg_y.size, int(rng.integers(0, t.bg_y.size + 1))][int(rng.integers(3))]
+        if pos == t.pos:
+            return None
+        return t.evolve(pos=pos, params={**t.params, "position": "first" if pos == 0 else
+                                         "last" if pos == t.bg_y.size else "middle"})
     X, Y = np.array(t.bg_X, copy=True), np.array(t.bg_y, copy=True)
     if move == "bg-scale":   # every background multiplicity doubled (or halved): same shape, other n
         if rng.random() < 0.5 and Y.size < max_size // 2:
@@ -493,7 +504,10 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
     else:
         size_list = discover_sizes(learner, dom, relation, seed, sizes)
         n_anchors = dom.N if strategy in ("exhaustive", "white-box", "guided") and dom.N <= 12 else 3
-        adv = adversarial_family(dom, relation, size_list, rng, n_anchors=n_anchors, queries=qfix)
+        # the record's position is a design dimension (order-dependent learners), except for
+        # the exhaustive strategy, which tries every design once at equal runs
+        adv = adversarial_family(dom, relation, size_list, rng, n_anchors=n_anchors, queries=qfix,
+                                 positions=("last",) if strategy == "exhaustive" else ("last", "first"))
         if strategy == "random":
             rnd = random_family(dom, relation, size_list, rng, candidates, queries=qfix)
             picks = rng.choice(len(adv), size=min(len(adv), candidates // 2), replace=False)
@@ -578,6 +592,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
                                          min_size=min(size_list))
     elif strategy == "guided":
         scored, steps_done = _guided(pool, wb, bb, budget, latest, rng, dom, relation, search_runs,
+                                     oracle=exact_oracle(learner),
                                      shortlist=shortlist, resize=resize, min_size=min(size_list),
                                      hill_steps=hill_steps, candidates=candidates,
                                      calls=exact_calls or _exact_calls(search_runs))
@@ -698,7 +713,7 @@ def size_ladder(n: int, min_size: int, max_size: int = 4096) -> list[int]:
 
 
 def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.random.Generator,
-            dom: Domain, relation: str, search_runs: int, *, shortlist: int, resize: bool,
+            dom: Domain, relation: str, search_runs: int, *, oracle, shortlist: int, resize: bool,
             min_size: int, hill_steps: int | None, calls: int,
             candidates: int) -> tuple[list[Scored], int]:
     """The exact oracle steers, black-box runs decide (the ``guided`` strategy).
@@ -725,6 +740,19 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
     ex = exact(stratified(pool, max(1, calls // 3), rng), "exact scoring")
     ok = [s for s in ex if math.isfinite(s.value)]
     steps = 0
+    stepped: list[Scored] = []
+    if resize:
+        # sizes where the learner's behaviour steps (a parameter or numeric regime of n)
+        a = int(anchors(dom, 1)[0])
+        found, probe_used = find_steps(oracle, dom, a, max(min_size, 3), GUIDED_MAX_SIZE,
+                                       min(STEP_PROBE_CALLS, max(0, calls - used) // 3))
+        used += probe_used
+        for lo_n, hi_n in found[:STEP_MAX]:
+            got = [s for s in exact(step_candidates(dom, relation, [(lo_n, hi_n)], a, min_size,
+                                                    GUIDED_MAX_SIZE), "exact size steps")
+                   if math.isfinite(s.value)]
+            ok += got
+            stepped += distinct(got, 1)
     if ok and resize:
         sweep = [r for s in distinct(ok, 6)
                  for n in size_ladder(s.trial.n, max(min_size, 2), GUIDED_MAX_SIZE)
@@ -742,6 +770,9 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
                                      stop=lambda: calls - used < beam * (mutants + 1))
         ok += [s for s in climbed if math.isfinite(s.value)]
     finalists = distinct(ok, max(2 * shortlist, 4))
+    # the best pair at each size step goes to validation whatever its exact (single-query) score:
+    # a step that changes the support of the learner's output shows in joint events only
+    finalists += [s for s in stepped if s.trial.key() not in {f.trial.key() for f in finalists}]
     # black-box: the adaptive phases on a stratified part of the pool, keeping room for the
     # validation of both parts' finalists
     n_rand = max(1, candidates // 4)
