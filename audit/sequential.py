@@ -130,8 +130,9 @@ MIN_CHUNK_RUNS = 1024
 CHECK_GROWTH = 1.1
 PATH_POINTS = 200            # at most this many points of the bound's path are recorded
 # The CS is computed at a check only when a cheap screen says it could stop the run there
-# (`SequentialState.needs_cs`), and for the bound's path whenever the runs per side have grown
-# by this factor since the last point.
+# (`SequentialState.needs_cs`; always at the budget), and for the bound's path whenever the runs
+# per side have grown by this factor since the last point (such a point's CS is found together
+# with the next check's, in one root finding).
 PATH_GROWTH = 2.0
 # Two-sided level of the confidence sequences on the futility side (p's upper and q's lower end):
 # a planning level, not part of the error budget (stopping for futility never makes a violation).
@@ -399,31 +400,58 @@ class SequentialState:
                    z.copy(), z.copy(), z.copy(), z.copy(), alpha_final, f_alpha,
                    components_for(budget, f_alpha, horizons))
 
-    def update(self, kp, np_, kq, nq) -> None:
-        """Take the cumulative counts after a round and intersect the bounds with the new CS."""
-        self.observe(kp, np_, kq, nq)
-        m = len(self.kp)
+    def update(self, kp, np_, kq, nq, earlier: Sequence[tuple] = ()) -> list[dict]:
+        """Take the cumulative counts after a round and intersect the bounds with the new CS.
+
+        `earlier` holds the counts ``(kp, np_, kq, nq)`` of earlier checks, in order, whose CS
+        was not needed then (path points where the screen showed it could not stop the run):
+        their CS are found in the same root finding and intersected first, in order, so the
+        bounds are those of computing each at its time. Returns the path point (`path_point`)
+        after each earlier check."""
+        snaps = [tuple(np.asarray(v, dtype=np.float64) for v in c) for c in earlier]
+        snaps.append(tuple(np.asarray(v, dtype=np.float64) for v in (kp, np_, kq, nq)))
+        m = len(snaps[-1][0])
         # the four ends of every test in one root finding: p's lower and q's upper end at
         # `alpha` (violation side), q's lower and p's upper end at the planning level (futility
         # side); an upper end is the lower end of the complementary count (see `_lower_logit`)
-        k = np.concatenate([self.kp, self.nq - self.kq, self.kq, self.np_ - self.kp])
-        t = np.concatenate([self.np_, self.nq, self.nq, self.np_])
+        k = np.concatenate([np.concatenate([a, d - c, c, b - a]) for a, b, c, d in snaps])
+        t = np.concatenate([np.concatenate([b, d, d, b]) for a, b, c, d in snaps])
+        rows = len(snaps) * 2 * m
         (lw_v, c_v), (lw_f, c_f) = (_component_rows(self.components, 2 * m),
                                     _component_rows(self.futility_components, 2 * m))
         if len(lw_v) == len(lw_f):
-            thr = np.repeat([_check(self.alpha), _check(self.futility_alpha)], 2 * m)
-            x = _lower_logit_rows(k, t, np.concatenate([lw_v, lw_f], axis=1),
-                                  np.concatenate([c_v, c_f], axis=1), thr)
+            thr = np.tile(np.repeat([_check(self.alpha), _check(self.futility_alpha)], 2 * m),
+                          len(snaps))
+            lw = np.tile(np.concatenate([lw_v, lw_f], axis=1), (1, len(snaps)))
+            c = np.tile(np.concatenate([c_v, c_f], axis=1), (1, len(snaps)))
+            x = _lower_logit_rows(k, t, lw, c, thr)
         else:   # mixtures of different sizes: one root finding each
-            x = np.concatenate([
-                _lower_logit(k[:2 * m], t[:2 * m], self.components, _check(self.alpha)),
-                _lower_logit(k[2 * m:], t[2 * m:], self.futility_components,
-                             _check(self.futility_alpha))])
-        with np.errstate(over="ignore"):  # expit of -inf/inf is exactly 0/1
-            plo, qhi = _expit(x[:m]), _expit(-x[m:2 * m])
-            qlo, phi = _expit(x[2 * m:3 * m]), _expit(-x[3 * m:])
-        self.p_lo, self.p_hi = np.maximum(self.p_lo, plo), np.minimum(self.p_hi, phi)
-        self.q_lo, self.q_hi = np.maximum(self.q_lo, qlo), np.minimum(self.q_hi, qhi)
+            v = np.tile(np.repeat([True, False], 2 * m), len(snaps))
+            x = np.empty(2 * rows)
+            x[v] = _lower_logit(k[v], t[v], self.components, _check(self.alpha))
+            x[~v] = _lower_logit(k[~v], t[~v], self.futility_components,
+                                 _check(self.futility_alpha))
+        points = []
+        for i, snap in enumerate(snaps):
+            xi = x[4 * m * i:4 * m * (i + 1)]
+            with np.errstate(over="ignore"):  # expit of -inf/inf is exactly 0/1
+                plo, qhi = _expit(xi[:m]), _expit(-xi[m:2 * m])
+                qlo, phi = _expit(xi[2 * m:3 * m]), _expit(-xi[3 * m:])
+            self.observe(*snap)
+            self.p_lo, self.p_hi = np.maximum(self.p_lo, plo), np.minimum(self.p_hi, phi)
+            self.q_lo, self.q_hi = np.maximum(self.q_lo, qlo), np.minimum(self.q_hi, qhi)
+            if i < len(snaps) - 1:
+                points.append(self.path_point())
+        return points
+
+    def path_point(self) -> dict:
+        """The bounds now, as a point of the bound's path: runs per side, the largest epsilon
+        lower bound, the largest epsilon upper bound and the largest delta lower bound."""
+        eps_lo, eps_hi = self.epsilon_lower(), self.epsilon_upper()
+        best = int(np.argmax(eps_lo))
+        return {"runs": int(self.np_[best]), "epsilon_lower": float(eps_lo[best]),
+                "epsilon_upper": float(np.max(eps_hi)),
+                "delta_lower": float(np.max(self.delta_lower()))}
 
     def at_budget(self) -> bool:
         return bool(np.all(self.np_ >= self.budget) and np.all(self.nq >= self.budget))
@@ -636,6 +664,7 @@ def confirm_sequential(blackbox: Any, pairs: Sequence[Any], chosen: Sequence[Can
             a, b = 2 * j, 2 * j + 1
             where[k] = (a, b, e) if chosen[k].direction == "a>b" else (b, a, e)
     path: list[dict] = []
+    deferred: list[tuple] = []     # counts at path points whose CS is computed with the next one
     reason, rounds, checks, evaluations, next_check, next_point = "budget", 0, 0, 0, 0.0, 0.0
     n_rounds = len(jobs[0].chunk_sizes()) if jobs else 0
     rounds_iter = runner.iter_rounds(jobs, seed, journal=journal, progress=progress)
@@ -652,16 +681,19 @@ def confirm_sequential(blackbox: Any, pairs: Sequence[Any], chosen: Sequence[Can
             np_ = np.array([reds[a].runs for a, _, _ in where], dtype=np.float64)
             nq = np.array([reds[b].runs for _, b, _ in where], dtype=np.float64)
             state.observe(kp, np_, kq, nq)
-            if runs_now < next_point and not state.needs_cs():
-                continue   # the CS could not stop the run here, and no path point is due
-            next_point = runs_now * PATH_GROWTH
-            evaluations += 1
-            state.update(kp, np_, kq, nq)
-            eps_lo, eps_hi = state.epsilon_lower(), state.epsilon_upper()
-            best = int(np.argmax(eps_lo))
-            path.append({"runs": int(state.np_[best]), "epsilon_lower": float(eps_lo[best]),
-                         "epsilon_upper": float(np.max(eps_hi)),
-                         "delta_lower": float(np.max(state.delta_lower()))})
+            due = runs_now >= next_point
+            if due:
+                next_point = runs_now * PATH_GROWTH
+            if not state.needs_cs():
+                # the CS could not stop the run here: a path point due now is computed with
+                # the next CS (one root finding for both; the same bounds at every check)
+                if due:
+                    deferred.append((kp, np_, kq, nq))
+                continue
+            evaluations += 1 + len(deferred)
+            path += state.update(kp, np_, kq, nq, earlier=deferred)
+            deferred = []
+            path.append(state.path_point())
             decision = state.decide()
             if decision is not None:
                 reason = decision
