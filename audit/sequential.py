@@ -102,6 +102,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
+from scipy import special
 from scipy.special import betaln
 
 from . import stats
@@ -308,6 +309,16 @@ def _shrink_illinois(k, t, lw, c, thr, inner, outer, f_in, f_out) -> np.ndarray:
         outer[act], f_out[act] = np.where(rej, mid, xo), np.where(rej, fm, fo)
         side[act] = np.where(rej, 1.0, -1.0)
     return outer
+
+
+def _cp_rows(k_lo, n_lo, a_lo, k_hi, n_hi, a_hi) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided Clopper–Pearson lower ends at counts `k_lo` of `n_lo` with levels `a_lo`, and
+    upper ends at `k_hi` of `n_hi` with levels `a_hi` (arrays, a level per row): the beta
+    quantiles of `audit.stats.cp_lower` / `cp_upper`, bit for bit, in one scipy call each."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = special.betaincinv(k_lo, n_lo - k_lo + 1.0, a_lo)
+        hi = special.betainccinv(k_hi + 1.0, n_hi - k_hi, a_hi)
+    return np.where(k_lo <= 0, 0.0, lo), np.where(k_hi >= n_hi, 1.0, hi)
 
 
 def _check(alpha: float) -> float:
@@ -524,14 +535,20 @@ class SequentialState:
         and computing it can be skipped: this only makes the intersections over fewer times."""
         if self.at_budget():
             return True
-        a, limit = self.alpha, math.exp(self.claim.epsilon)
-        p_lo = np.maximum(self.p_lo, stats.cp_lower(self.kp, self.np_, a))
-        q_hi = np.minimum(self.q_hi, stats.cp_upper(self.kq, self.nq, a))
+        m, a, fa = len(self.kp), self.alpha, self.futility_alpha
+        limit = math.exp(self.claim.epsilon)
+        # p's lower and q's upper end at `alpha`, q's lower and p's upper end at the planning
+        # level: two scipy calls for the four (this runs at every check)
+        lo, hi = _cp_rows(np.concatenate([self.kp, self.kq]), np.concatenate([self.np_, self.nq]),
+                          np.repeat([a, fa], m),
+                          np.concatenate([self.kq, self.kp]), np.concatenate([self.nq, self.np_]),
+                          np.repeat([a, fa], m))
+        p_lo = np.maximum(self.p_lo, lo[:m])
+        q_hi = np.minimum(self.q_hi, hi[:m])
         if np.any(p_lo > limit * q_hi + self.claim.delta):
             return True
-        fa = self.futility_alpha
-        p_hi = np.minimum(self.p_hi, stats.cp_upper(self.kp, self.np_, fa))
-        q_lo = np.maximum(self.q_lo, stats.cp_lower(self.kq, self.nq, fa))
+        p_hi = np.minimum(self.p_hi, hi[m:])
+        q_lo = np.maximum(self.q_lo, lo[m:])
         return self._futile_at(p_hi, q_lo)
 
     def _futile_at(self, p_hi: np.ndarray, q_lo: np.ndarray) -> bool:
@@ -544,8 +561,10 @@ class SequentialState:
         if self.alpha_final > 0.0:
             # the final analysis' bounds alone are cheap (no bisection): when they already show
             # a violation is still possible, the intersection with the CS does too
-            if np.any(stats.cp_lower(kp, n, self.alpha_final) >
-                      limit * stats.cp_upper(kq, n, self.alpha_final) + self.claim.delta):
+            plo, qhi = _cp_rows(kp, n, self.alpha_final, kq, n, self.alpha_final)
+            if self.alpha_final >= self.alpha:   # they are `final_bounds` itself
+                return bool(np.all(plo <= limit * qhi + self.claim.delta))
+            if np.any(plo > limit * qhi + self.claim.delta):
                 return False
         plo, qhi = self.final_bounds(kp, kq)
         return bool(np.all(plo <= limit * qhi + self.claim.delta))
