@@ -22,6 +22,11 @@ or the exploration ends:
   confirmed is one that made the stop (the plug-in ranking of `audit.events` may prefer a rare
   event seen a few times against none, which a few thousand runs cannot tell from noise).
 
+A single pair has nothing to eliminate: it is explored in two stages only, the first (which can
+still stop on an expected violation) and the rest of the budget, so its candidates are scored
+twice rather than once per doubling (a leak expected only after two or four times the first
+stage's runs is then explored to the budget).
+
 Optimistic and pessimistic: the expected bound of `audit.stats.expected_bounds` at the
 confirmation budget, computed with the favourable (``p`` at its upper, ``q`` at its lower) or
 the unfavourable ends of one-sided Clopper–Pearson intervals at level `PLAN_LEVEL` on each
@@ -121,6 +126,11 @@ def explore_staged(n_pairs: int, explore_runs: int,
         runs spent per input.
     """
     sizes = stage_sizes(explore_runs)
+    if n_pairs == 1:
+        # nothing to eliminate: the stages only serve to stop early on an expected violation,
+        # and each costs a scoring of every candidate event (the dearest part of exploring a
+        # cheap black box), so one pair takes the first stage and then the rest of the budget
+        sizes = sizes[:1] + sizes[-1:] if len(sizes) > 1 else sizes
     alive = list(range(n_pairs))
     totals: dict[int, list] = {}
     cands: dict[int, list[Candidate]] = {i: [] for i in range(n_pairs)}

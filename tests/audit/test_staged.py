@@ -53,6 +53,20 @@ def test_a_clear_leak_ends_exploration_at_the_first_stage():
     assert best.pair_index == 1 and best.expected_epsilon > 1.0
 
 
+def test_a_single_pair_is_explored_in_two_stages():
+    """One pair has nothing to eliminate: the first stage (which still stops on a clear leak) and
+    then the rest of the budget, scored once each."""
+    claim, alpha = Claim(1.0), per_bound_alpha(0.95, 1)
+    run_stage, seen = _coin_pairs([(0.7311, 0.2689)])   # ratio e: at the claim
+    _, info = staged.explore_staged(1, 20_000, run_stage, _score(claim, 10**6, alpha),
+                                    claim=claim, n_confirm=10**6, alpha=alpha)
+    assert seen == [(0, (0,), 2_500), (1, (0,), 17_500)] and info["runs_per_side"] == 20_000
+    run_stage, seen = _coin_pairs([(0.9, 0.1)])
+    _, info = staged.explore_staged(1, 20_000, run_stage, _score(claim, 10**6, alpha),
+                                    claim=claim, n_confirm=10**6, alpha=alpha)
+    assert info["stopped"] == "violation expected" and len(seen) == 1
+
+
 def test_pairs_that_cannot_compete_are_eliminated():
     """A leak just above the claim (e^1.2 against a claim of 1) on pair 0, nothing on pairs
     1-3: the null pairs' optimistic bounds fall below the leader's pessimistic one and below the
