@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
 import time
@@ -76,14 +77,16 @@ def ci(path: str = "examples/privacy-ci.toml", repeats: int = 5) -> None:
     cfg = load_config(path)
     seq_cfg = replace(cfg, audits=[replace(a, sequential=True) for a in cfg.audits])
     times: dict[str, list[float]] = {"fixed": [], "sequential": []}
+    cpu: dict[str, list[float]] = {"fixed": [], "sequential": []}   # this process's CPU time
     per_audit: dict[str, list[list[float]]] = {"fixed": [], "sequential": []}
     runs: dict[str, int] = {}
     verdicts = {}
     for _ in range(repeats):
         for label, c in (("fixed", cfg), ("sequential", seq_cfg)):
-            t = time.perf_counter()
+            t, tc = time.perf_counter(), time.process_time()
             suite = run_suite(c, runner=LocalRunner())
             times[label].append(time.perf_counter() - t)
+            cpu[label].append(time.process_time() - tc)
             verdicts[label] = [(e.name, e.result.verdict if e.result else e.error, e.ok)
                                for e in suite.entries]
             per_audit[label].append([e.result.timings["total_s"] for e in suite.entries])
@@ -100,6 +103,12 @@ def ci(path: str = "examples/privacy-ci.toml", repeats: int = 5) -> None:
     print(f"  sequential best {s:7.2f} s   median {sm:7.2f} s")
     print(f"  speed-up: best/best {f / s:.2f}x, median/median {fm / sm:.2f}x, per repetition "
           f"{min(ratios):.2f}x .. {max(ratios):.2f}x")
+    cf, cs = min(cpu["fixed"]), min(cpu["sequential"])
+    cfm, csm = statistics.median(cpu["fixed"]), statistics.median(cpu["sequential"])
+    print(f"  CPU time of this process (less sensitive to other load): fixed best {cf:.2f} s, median "
+          f"{cfm:.2f} s; sequential best {cs:.2f} s, median {csm:.2f} s: {cf / cs:.2f}x best, "
+          f"{cfm / csm:.2f}x median")
+    print(f"  load average (1, 5, 15 min) at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     same = [a[:2] == b[:2] for a, b in zip(verdicts["fixed"], verdicts["sequential"])]
     print(f"  same verdicts: {all(same)}; all expectations met: "
           f"{all(v[2] for v in verdicts['fixed'])} / {all(v[2] for v in verdicts['sequential'])}")
