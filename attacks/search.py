@@ -52,7 +52,7 @@ from audit import stats
 from audit.auditor import SEARCH, OutputModel, Pair, explore
 from audit.errors import PrivauditError
 from audit.events import objective
-from audit.interfaces import exact_oracle, name_of, own_pairs
+from audit.interfaces import declared_batches, exact_oracle, name_of, own_pairs
 from audit.interfaces import search_sizes as declared_sizes
 from audit.jsonnum import encode
 from audit.reducers import CodeSet
@@ -60,6 +60,7 @@ from audit.runners.base import chunk_rng
 from audit.runners.local import LocalRunner
 from audit.types import Claim, Dataset, as_queries
 
+from .batches import TAILS, batch_trial, count_grid
 from .domain import Domain, learner_domain
 from .families import adversarial_family, anchors, data_family, design_trials, random_family
 from .sizesteps import find_steps, step_candidates
@@ -592,7 +593,8 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
                                          min_size=min(size_list))
     elif strategy == "guided":
         scored, steps_done = _guided(pool, wb, bb, budget, latest, rng, dom, relation, search_runs,
-                                     oracle=exact_oracle(learner),
+                                     oracle=exact_oracle(learner), batches=declared_batches(learner),
+                                     sizes=size_list,
                                      shortlist=shortlist, resize=resize, min_size=min(size_list),
                                      hill_steps=hill_steps, candidates=candidates,
                                      calls=exact_calls or _exact_calls(search_runs))
@@ -714,11 +716,15 @@ def size_ladder(n: int, min_size: int, max_size: int = 4096) -> list[int]:
 
 def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.random.Generator,
             dom: Domain, relation: str, search_runs: int, *, oracle, shortlist: int, resize: bool,
+            batches: tuple[int, int] | None = None, sizes: list[int] = (),
             min_size: int, hill_steps: int | None, calls: int,
             candidates: int) -> tuple[list[Scored], int]:
     """The exact oracle steers, black-box runs decide (the ``guided`` strategy).
 
-    Exact part (no runs): scores of a random third-of-`calls` sample of the pool (stratified
+    Exact part (no runs): for a learner that declares positional batches ``(k, m)``, first
+    batch-structured pairs (`attacks.batches`, `_batch_designs`, an allowance of `calls` of its
+    own); the size-step probe on balanced piles (`attacks.sizesteps`), whose best pair per step
+    is kept for validation; scores of a random third-of-`calls` sample of the pool (stratified
     over design kinds); the best distinct designs re-instantiated on a half-octave ladder of
     sizes (the size decides how large a share one record is); exact hill-climbing until `calls`
     oracle evaluations are spent. Black-box part: the ``adaptive`` phases (successive halving
@@ -737,10 +743,18 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
         used += len(ts)
         return wb(ts, phase) if ts else []
 
-    ex = exact(stratified(pool, max(1, calls // 3), rng), "exact scoring")
+    stepped: list[Scored] = []     # reserved for validation (size steps, batch designs)
+    if batches is not None and relation != "add-remove":
+        # its own allowance of `calls` evaluations: the generic candidates of a batch learner
+        # are mostly refused by its oracle anyway
+        got, law_calls = _batch_designs(exact, oracle, batches, sizes, dom, relation, rng, calls)
+        calls += calls
+        used += law_calls
+        stepped += distinct(got, 2)
+    ex = exact(stratified(pool, max(1, (calls - used) // 3), rng), "exact scoring")
     ok = [s for s in ex if math.isfinite(s.value)]
+    ok += stepped
     steps = 0
-    stepped: list[Scored] = []
     if resize:
         # sizes where the learner's behaviour steps (a parameter or numeric regime of n)
         a = int(anchors(dom, 1)[0])
@@ -794,6 +808,120 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
             s = Scored(s.trial, e.value, e.tiebreak, {**s.detail, **e.detail, "scored_by": "exact"})
         out.append(s)
     return out, steps + bb_steps
+
+
+def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], dom: Domain,
+                   relation: str, rng: np.random.Generator, calls: int) -> tuple[list[Scored], int]:
+    """Exact scores of batch-structured pairs (`attacks.batches`), at most `calls` evaluations.
+
+    Block pairs of the search's own families at the batch size m are screened by the oracle at
+    the middle count; for the best accepted ones the count j is swept: pairs on a grid of
+    counts (S' copied from either side), then -- because a release threshold makes the leak a
+    spike in j that a grid steps over -- S's exact law on the grid, and every count inside the
+    two grid gaps where that law changes most, plus the neighbours of the best grid pair.
+    Returns the scores and the oracle calls spent outside `exact` (the laws)."""
+    k, m = batches
+    totals = [n for n in sizes if n >= k * m]
+    if not totals or m < 2:
+        return [], 0
+    n_total = totals[0]
+    P = dom.points
+    blocks = adversarial_family(dom, relation, [m], rng, n_anchors=min(dom.N, 12),
+                                positions=("last", "first"))
+    blocks = stratified(blocks, max(1, calls // 4), rng) + \
+        random_family(dom, relation, [m], rng, max(1, calls // 16))
+    spent = laws_spent = 0
+
+    def score(ts: list, phase: str) -> list[Scored]:
+        nonlocal spent
+        ts = [t for t in ts if t is not None][: max(0, calls - spent)]
+        spent += len(ts)
+        return [s for s in exact(ts, phase) if math.isfinite(s.value)] if ts else []
+
+    def law(t: Trial) -> np.ndarray | None:
+        nonlocal spent, laws_spent
+        if spent >= calls:
+            return None
+        spent += 1
+        laws_spent += 1
+        try:
+            return np.asarray(oracle(t.a, as_queries(t.queries, t.a.d)), np.float64).reshape(-1)
+        except (ValueError, PrivauditError):
+            return None
+
+    def at(block: Trial, j: int, tail: str) -> Trial | None:
+        return batch_trial(block, k, m, n_total, j, tail, P)
+
+    block_of: dict[bytes, Trial] = {}
+    for b in blocks:
+        t = at(b, (k - 1) // 2, "b")
+        if t is not None:
+            block_of.setdefault(t.key(), b)
+    screen = score([at(b, (k - 1) // 2, "b") for b in blocks], "exact batch screening")
+    out = list(screen)
+    grid = count_grid(k)
+    top = distinct(screen, 2)
+    accepted = [block_of[o.trial.key()] for o in screen]
+
+    def alone(d: Dataset) -> bytes | None:
+        """What the learner outputs when every batch holds `d` (the same content k times):
+        its exact probabilities at the queries, rounded -- tells batch contents apart."""
+        t = batch_trial(Trial(d.X[:-1], d.y[:-1], (d.X[-1], int(d.y[-1])), (d.X[-1], int(d.y[-1])),
+                              d.n - 1, P[dom.spread(8)], "block"), k, m, n_total, k - 1, "a", P)
+        p = law(t) if t is not None else None
+        return None if p is None else np.round(p, 3).tobytes()
+
+    sides = {}
+    for i, s in enumerate(top):
+        block = block_of[s.trial.key()]
+        # a filler: a third batch content, whose output differs from both sides' (from the
+        # other accepted block pairs)
+        mine = {alone(block.a), alone(block.b)}
+        fill = None
+        for other in accepted:
+            if other is block:
+                continue
+            for d in (other.a, other.b):
+                key = d.X.tobytes() + d.y.tobytes()
+                if key not in sides:
+                    sides[key] = alone(d)
+                if sides[key] is not None and sides[key] not in mine:
+                    fill = d
+                    break
+            if fill is not None:
+                break
+        # first which S' and which split (C against C', or C and C' at equal counts with the
+        # filler around them) on a coarse grid, then every count of the grid for the best
+        coarse = count_grid(k, 8)
+        modes = [False] + ([True] if fill is not None else [])
+        swept = score([batch_trial(block, k, m, n_total, j, tail, P,
+                                   **({"j_b": j, "filler": fill} if d else {}))
+                       for d in modes for tail in TAILS for j in coarse], "exact batch counts")
+        if not swept:
+            continue
+        best = max(swept, key=lambda x: x.key)
+        tail, diag = best.trial.params["tail"], "filler" in best.trial.params
+
+        def at_j(j: int, diag: bool = diag, fill=fill, block=block, tail=tail) -> Trial | None:
+            if diag:
+                return batch_trial(block, k, m, n_total, j, tail, P, j_b=j, filler=fill)
+            return batch_trial(block, k, m, n_total, j, tail, P)
+
+        swept += score([at_j(j) for j in grid if j not in coarse], "exact batch counts")
+        best = max(swept, key=lambda x: x.key)
+        j0 = best.trial.params["count"]
+        more = set(range(j0 - 2, j0 + 3))
+        gl = [j for j in grid if at_j(j) is not None]
+        laws = [law(at_j(j)) for j in gl]
+        jumps = sorted(((float(np.max(np.abs(a - b))), lo, hi)
+                        for a, b, lo, hi in zip(laws, laws[1:], gl, gl[1:])
+                        if a is not None and b is not None and a.shape == b.shape), reverse=True)
+        for _, lo, hi in jumps[:2]:
+            more |= set(range(lo, hi + 1))
+        more = sorted(j for j in more if 0 <= j < k and j not in grid)
+        swept += score([at_j(j) for j in more], "exact batch counts")
+        out += swept
+    return out, laws_spent
 
 
 def _kept_queries(s: Scored, claim: Claim, fixed: np.ndarray | None) -> np.ndarray:

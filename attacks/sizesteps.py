@@ -15,7 +15,9 @@ the same output law at every odd n. A change of the exact ``Pr[label = 1]`` at t
 between two sizes therefore means something in the learner depends on n; bisection on the
 odd sizes between two ladder points where the law differs finds a size n* where it changes
 from one odd size to the next (if the law is constant on both halves of an interval, it is
-constant on the interval). The search then scores neighbouring pairs of piles around n*
+constant on the interval). Steps are isolated: when the law changes across more than a quarter
+of the ladder's gaps (and more than three), n enters the learner everywhere (a subsample of
+ceil(eps n) records, say) and the probe reports nothing -- the search's size sweep covers that. The search then scores neighbouring pairs of piles around n*
 (relation-valid: a label flip at x0, or one record more) like any other candidate.
 
 The probe spends oracle calls only, no runs; its candidates are confirmed black-box like
@@ -38,6 +40,8 @@ from .trial import Trial
 
 STEP_TOL = 1e-7          # exact probabilities equal up to round-off: no step
 LADDER_RATIO = math.sqrt(2.0)
+MAX_STEPS = 3            # more ladder gaps with a change than this (and than a quarter of them):
+                         # no isolated steps
 
 
 def pile(domain: Domain, n: int, anchor: int) -> tuple[np.ndarray, np.ndarray]:
@@ -129,6 +133,10 @@ def find_steps(exact: Callable[[Dataset, np.ndarray], np.ndarray], domain: Domai
         v *= LADDER_RATIO
     ladder = [n for n in ladder if n <= hi]
     gaps = [(change(a, b), a, b) for a, b in zip(ladder, ladder[1:])]
+    if sum(d > STEP_TOL for d, _, _ in gaps) > max(MAX_STEPS, len(gaps) // 4):
+        # the law moves across most gaps: n enters the learner throughout (e.g. a subsample
+        # of ceil(eps n) records), not at isolated steps -- the size sweep covers that
+        return [], used
     steps: list[tuple[float, int, int]] = []
     for d, a, b in sorted(gaps, reverse=True):
         if d <= STEP_TOL:

@@ -33,6 +33,11 @@ Optional capabilities
     (`attacks.mechanism_search`; ``--input-length K`` gives it on the command line).
 ``search_sizes`` (`HasSearchSizes`)
     The dataset sizes the learner accepts, when it accepts only some (the search tries these).
+``batches`` (`HasBatches`)
+    ``(k, m)``: the learner runs a sub-learner on k positional batches of m records each
+    (records ``i m .. (i + 1) m - 1`` form batch i; the rest, if any, is used otherwise), a
+    property of the algorithm as its paper states it (e.g. Bun, Livni & Moran's M, Theorem 17).
+    The search then also builds datasets whose batches replicate the two sides of a pair.
 ``exact_values`` (`HasExactValues`)
     True when a mechanism's float outputs are released as the exact doubles it computes (not as
     stand-ins for real numbers): the auditor then also tests events on each output's exact-value
@@ -135,6 +140,11 @@ class HasSearchSizes(Protocol):
 
 
 @runtime_checkable
+class HasBatches(Protocol):
+    batches: tuple
+
+
+@runtime_checkable
 class HypothesisClassLike(Protocol):
     """What the search needs of a hypothesis class: its points and its label matrix."""
 
@@ -233,6 +243,18 @@ def search_sizes(obj: Any) -> Any:
     return _opt(obj, "search_sizes")
 
 
+def declared_batches(obj: Any) -> tuple[int, int] | None:
+    """The learner's declared positional batches ``(k, m)`` (None when it declares none)."""
+    v = _opt(obj, "batches")
+    if v is None:
+        return None
+    try:
+        k, m = (int(x) for x in v)
+    except (TypeError, ValueError):
+        return None
+    return (k, m) if k >= 1 and m >= 1 else None
+
+
 def exact_values_of(obj: Any) -> bool:
     """Whether the black box declares its float outputs are released as exact doubles."""
     return bool(_opt(obj, "exact_values"))
@@ -264,4 +286,4 @@ __all__ = ["Learner", "Mechanism", "HasCertified", "HasParams", "HasPairs", "Has
            "own_queries", "own_data", "exact_oracle", "search_sizes", "exact_values_of",
            "is_reproducible", "HasExactValues", "HasReproducible", "is_hypothesis_class",
            "declared_input_distance", "HasInputDistance", "declared_input_length",
-           "HasInputLength", "declared_domain"]
+           "HasInputLength", "declared_domain", "HasBatches", "declared_batches"]

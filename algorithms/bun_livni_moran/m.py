@@ -293,6 +293,14 @@ class PrivateLearnerM:
         return self.gp.m
 
     @property
+    def batches(self) -> tuple[int, int]:
+        """Theorem 17's positional partition as the paper states it: k batches of m records,
+        then S' (`audit.interfaces.declared_batches`: the search builds batch-structured
+        datasets from it). Variants that partition otherwise (b6, b7, b8, b15) still declare the
+        paper's layout -- that is their bug."""
+        return (self.k, self.m)
+
+    @property
     def n_total(self) -> int:
         return self.k * self.m + self.n_prime
 

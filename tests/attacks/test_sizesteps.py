@@ -50,6 +50,13 @@ def test_correct_learners_have_no_size_steps(name):
     assert steps == [] and used <= 48
 
 
+def test_a_law_that_moves_with_n_everywhere_has_no_isolated_steps():
+    """lwy-n2 subsamples ceil(eps n) records: its pile law changes across 16 of 17 ladder
+    gaps. Such n-dependence is not a step; the probe reports none."""
+    _, _, (steps, used) = _probe(algorithms.get("lwy-n2", variant="v2"))
+    assert steps == [] and used <= 20
+
+
 @pytest.mark.parametrize("name, variant, where", [
     ("ch-a1", "brk-14", 635),    # add-remove claim, KAPPA(m)'s cover changes between 634 and 635
     ("ch-a1r", "brk-14", 58),    # the realizable KAPPA: between 57 and 58

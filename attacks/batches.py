@@ -1,0 +1,104 @@
+"""Batch-structured datasets for learners that declare positional batches ``(k, m)``.
+
+Subsample-and-aggregate learners (Bun, Livni & Moran's M, Theorem 17: a sub-learner on each
+of k batches of m records, a stable histogram over the k outputs, then a selection on the rest
+S') hide one record's influence inside one batch: it decides at most that batch's output,
+and that moves one count of the histogram by one. Where the counts sit decides how much that
+shows -- at a release threshold, or where an item is new. A generic dataset of k m records
+puts different, mostly unrelated contents into the batches, so neither the counts nor (for a
+randomised sub-learner) the batch outputs are controlled.
+
+The family here takes any neighbouring pair ``(C, C')`` of *batch-sized* datasets (a design
+or random draw of the search's own families at size m) and builds, for a count j:
+
+    batch 0 = C (in S) or C' (in S'),  batches 1..j = copies of C,  batches j+1..k-1 = copies
+    of C',  then the rest (S') = C's or C''s records, or the differing record, repeated,
+
+so the histogram over batch outputs holds ``G(C)`` j + 1 times in S and j times in S' (and
+``G(C')`` the other way round), at every split j of the k batches. j = 0 is a new item; j near
+the release threshold a crossing. A third content F (another block) can fill all but j copies
+of C and j of C', so that both counts sit at the threshold together. The pair is a neighbouring pair of the declared relation
+because only batch 0 differs, by the pair's own record.
+
+Which (C, C') and j matter is left to the search: the exact oracle screens block pairs (it
+accepts an assembly or refuses it, e.g. when the sub-learner's law on a block is not
+available), then the count j is swept; black-box runs confirm as for every candidate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from audit.types import Dataset
+
+from .trial import Trial
+
+MAX_BATCH_QUERIES = 8
+TAILS = ("a", "b", "ra", "rb")
+
+
+def batch_trial(block: Trial, k: int, m: int, n_total: int, j: int, tail: str,
+                domain_points: np.ndarray, j_b: int | None = None,
+                filler: Dataset | None = None) -> Trial | None:
+    """The batch-structured pair of `block` (a pair of size-m datasets) at count `j`.
+
+    Parameters
+    ----------
+    block : Trial
+        A neighbouring pair whose two datasets both have m records (replace-one or label).
+    k, m : int
+        The declared batches.
+    n_total : int
+        Size of the assembled datasets (>= k m; the rest is S').
+    j : int
+        How many of batches 1..k-1 copy C (the others copy C').
+    tail : {"a", "b", "ra", "rb"}
+        What fills S': C's or C''s records repeated, or the differing record of S ("ra") or of
+        S' ("rb") repeated.
+    j_b : int, optional
+        How many copy C' (default: all of batches 1..k-1 that do not copy C); the rest copy
+        `filler` (m records: a third batch content, so both sides' counts can sit low at once).
+    """
+    if block.ra is None or block.rb is None or block.a.n != m or block.b.n != m:
+        return None
+    j_b = k - 1 - j if j_b is None else j_b
+    n_fill = k - 1 - j - j_b
+    if not 0 <= j <= k - 1 or j_b < 0 or n_fill < 0 or n_total < k * m:
+        return None
+    if n_fill and (filler is None or filler.n != m):
+        return None
+    A, B = block.a, block.b
+    rest = n_total - k * m
+    if tail in ("ra", "rb"):   # S' repeats the differing record (its S or its S' version)
+        x, lab = block.ra if tail == "ra" else block.rb
+        src = Dataset(np.asarray(x, np.float64).reshape(1, -1), np.array([lab], np.int8))
+    else:
+        src = A if tail == "a" else B
+    reps = -(-rest // src.n) if rest else 0
+    parts_X = [block.bg_X] + [A.X] * j + [B.X] * j_b
+    parts_y = [block.bg_y] + [A.y] * j + [B.y] * j_b
+    if n_fill:
+        parts_X += [filler.X] * n_fill
+        parts_y += [filler.y] * n_fill
+    if rest:
+        parts_X.append(np.tile(src.X, (reps, 1))[:rest])
+        parts_y.append(np.tile(src.y, reps)[:rest])
+    X = np.concatenate(parts_X, axis=0)
+    y = np.concatenate(parts_y).astype(np.int8)
+    q = np.asarray(block.queries, np.float64)
+    extra = domain_points[np.unique(np.linspace(0, len(domain_points) - 1,
+                                                MAX_BATCH_QUERIES).round().astype(int))]
+    Q = np.unique(np.concatenate([q, extra], axis=0), axis=0)[: max(MAX_BATCH_QUERIES, len(q))]
+    params = {**block.params, "n": n_total, "batches": [k, m], "count": j, "tail": tail}
+    if n_fill:
+        params.update(count_b=j_b, filler=n_fill)
+    return Trial(X, y, block.ra, block.rb, block.pos, Q, f"batches/{block.design}", params)
+
+
+def count_grid(k: int, points: int = 16) -> list[int]:
+    """Counts j to try first: 0, 1, 2 (new items) and `points` spread over 0..k-1."""
+    g = set(np.linspace(0, k - 1, min(points, k)).round().astype(int).tolist()) | {0, 1, 2}
+    return sorted(j for j in g if 0 <= j <= k - 1)
+
+
+__all__ = ["batch_trial", "count_grid", "TAILS"]
