@@ -293,7 +293,8 @@ def score_exact(learner: Any, trials: list[Trial], *, claim: Claim, confirm_runs
             q = as_queries(t.queries, t.a.d)
             pa = np.asarray(learner.exact(t.a, q), dtype=np.float64).reshape(-1)
             pb = np.asarray(learner.exact(t.b, q), dtype=np.float64).reshape(-1)
-        except (ValueError, PrivauditError) as exc:  # too large for the oracle
+        # too large for the oracle (an oracle whose recursion runs too deep refuses too)
+        except (ValueError, PrivauditError, RecursionError) as exc:
             out.append(Scored(t, -math.inf, -math.inf, {"exact": f"refused: {exc}"}))
             continue
         P = np.concatenate([pa, 1 - pa, pb, 1 - pb])
@@ -550,7 +551,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
                 for ds in (t.a, t.b):
                     learner.predict(ds, q, 1, probe_rng)
                 accepted[k] = True
-            except (PrivauditError, ValueError) as exc:
+            except (PrivauditError, ValueError, RecursionError) as exc:
                 accepted[k] = False
                 if len(refused) < 20:
                     refused.append({"design": t.design, "n": t.n, "reason": str(exc)[:200]})
@@ -846,7 +847,7 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
         laws_spent += 1
         try:
             return np.asarray(oracle(t.a, as_queries(t.queries, t.a.d)), np.float64).reshape(-1)
-        except (ValueError, PrivauditError):
+        except (ValueError, PrivauditError, RecursionError):
             return None
 
     def at(block: Trial, j: int, tail: str) -> Trial | None:

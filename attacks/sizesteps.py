@@ -115,7 +115,7 @@ def find_steps(exact: Callable[[Dataset, np.ndarray], np.ndarray], domain: Domai
             L, Y = pile(domain, n, anchor)
             try:
                 law[n] = np.asarray(exact(Dataset(P[L], Y), q), np.float64).reshape(-1)
-            except (ValueError, PrivauditError):   # too large (or too small) for the oracle
+            except (ValueError, PrivauditError, RecursionError):   # too large for the oracle
                 law[n] = None
         return law[n]
 

@@ -105,3 +105,19 @@ def test_bugs_in_sizes_and_positions_are_flagged_by_the_search_alone(name, varia
                       confirm_runs=100_000, search_options={"strategy": "auto"})
     assert r.violation, (r.epsilon_lower, r.witness.found_by)
     assert r.witness.found_by.startswith("search (guided)")
+
+
+def test_an_oracle_that_recurses_too_deep_counts_as_refusing():
+    """An exact oracle may fail on large inputs by recursing too deep (BLM's shared-stream G
+    on a 25,443-record batch design did): the probe treats that as a refusal, not a crash."""
+    inner = algorithms.get("ch-em", variant="brk-15")
+
+    def exact(data, queries):
+        if data.n > 300:
+            raise RecursionError("maximum recursion depth exceeded")
+        return inner.exact(data, queries)
+
+    dom = learner_domain(inner, None, None)
+    steps, used = find_steps(exact, dom, int(anchors(dom, 1)[0]), 8, 4096, 48)
+    # the underflow step (n = 413-414) lies beyond what it accepts; no crash, no step there
+    assert all(b <= 300 for _, b in steps) and used <= 48
