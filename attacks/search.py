@@ -516,7 +516,8 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
             pool = rnd[: candidates - picks.size] + [adv[i] for i in picks]
         elif strategy == "adaptive":
             n_rand = max(1, candidates // 4)
-            pool = stratified(adv, candidates - n_rand, rng) + random_family(
+            pool = stratified([t for t in adv if t.params.get("position") != "first"],
+                              candidates - n_rand, rng) + random_family(
                 dom, relation, size_list, rng, n_rand, queries=qfix)
         else:  # exhaustive / white-box / guided: the whole adversarial family plus random draws
             pool = adv + (random_family(dom, relation, size_list, rng, max(1, candidates // 4),
@@ -791,7 +792,11 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
     # black-box: the adaptive phases on a stratified part of the pool, keeping room for the
     # validation of both parts' finalists
     n_rand = max(1, candidates // 4)
-    bb_pool = stratified([t for t in pool if t.design != "random"], candidates - n_rand, rng)
+    # the black-box half keeps the records last: its candidates are few, and the position is
+    # the exact half's and the hill-climbing's to vary (record-first copies there halved the
+    # designs it tried: lwy-w1 v16, df-pp2 and lwy-b2 lost their witnesses)
+    bb_pool = stratified([t for t in pool if t.design != "random" and
+                          t.params.get("position") != "first"], candidates - n_rand, rng)
     bb_pool += [t for t in pool if t.design == "random"][:n_rand]
     _, bb_steps = _adaptive(_dedupe(bb_pool), bb, budget, latest, rng, dom, relation,
                                  search_runs, shortlist=shortlist, resize=resize,
