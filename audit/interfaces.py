@@ -244,15 +244,21 @@ def search_sizes(obj: Any) -> Any:
 
 
 def declared_batches(obj: Any) -> tuple[int, int] | None:
-    """The learner's declared positional batches ``(k, m)`` (None when it declares none)."""
+    """The learner's declared positional batches ``(k, m)`` (None when it declares none).
+
+    A declaration that is not two positive integers is refused (`PrivauditError`): ignoring it
+    would silently search without the family the learner asked for."""
     v = _opt(obj, "batches")
     if v is None:
         return None
     try:
-        k, m = (int(x) for x in v)
+        k, m = v
     except (TypeError, ValueError):
-        return None
-    return (k, m) if k >= 1 and m >= 1 else None
+        k = m = None
+    if any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in (k, m)):
+        raise PrivauditError(f"{name_of(obj)}.batches must be (k, m), two positive integers "
+                             f"(k batches of m records), got {v!r}")
+    return (int(k), int(m))
 
 
 def exact_values_of(obj: Any) -> bool:

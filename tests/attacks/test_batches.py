@@ -7,12 +7,14 @@ alone. A flag is a violation the core confirmed on fresh samples (false-alarm pr
 """
 
 import numpy as np
+import pytest
 
 import algorithms
 from attacks.batches import batch_trial
 from attacks.domain import learner_domain
 from attacks.families import adversarial_family
 from audit import audit_learner
+from audit.errors import PrivauditError
 from audit.interfaces import declared_batches
 from audit.neighbours import check_neighbours
 from audit.runners.local import LocalRunner
@@ -47,3 +49,14 @@ def test_m_with_a_noiseless_release_threshold_is_flagged_by_the_search_alone():
                       search_options={"strategy": "auto"})
     assert r.violation, (r.epsilon_lower, r.witness.found_by)
     assert "batches/" in r.witness.found_by
+
+
+@pytest.mark.parametrize("bad", [(0, 5), (3,), (2.5, 4), "ab", (True, 3), 7])
+def test_malformed_batch_declarations_are_refused(bad):
+    """A learner whose `batches` is not (k, m) positive integers gets a one-line error naming it,
+    not a search that silently drops the batch family."""
+    class Learner:
+        name = "mine"
+        batches = bad
+    with pytest.raises(PrivauditError, match=r"mine\.batches must be \(k, m\)"):
+        declared_batches(Learner())
