@@ -149,6 +149,13 @@ def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
     smallest power of two n0 >= 8 the learner accepts, max(4 n0, 256) + 1 and max(16 n0, 2048) + 1,
     else (no power of two accepted) the sizes of the learner's own designed pairs.
 
+    When the learner refuses n0 / 2 and has no exact oracle that accepts a design of size n0 (the
+    one with the fewest distinct records), n0 itself is replaced by the smallest size it accepts
+    (bisection between n0 / 2 and n0, at most log2(n0) probes): without an oracle nothing sweeps
+    sizes below the discovered ones (the guided strategy's exact size ladder), and the smallest
+    accepted size is where one record weighs most -- e.g. one record per portion for a
+    subsample-and-aggregate learner of r portions, which refuses n < r.
+
     The probe runs the learner twice on a small design; its randomness comes from the search's
     own spawn key, so it never overlaps the core's samples.
     """
@@ -163,21 +170,53 @@ def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
         return out
     rng = chunk_rng(seed, (SEARCH, PROBE_KEY), 0)
     f = (domain.key() >= domain.key()[domain.N // 2]).astype(np.int8)
+    oracle = exact_oracle(learner)
+
+    def probe(n: int) -> None:
+        t = design_trials(domain, relation, n, 1, domain.N // 2, f)[0]
+        for ds in (t.a, t.b):
+            out = np.asarray(learner.predict(ds, t.queries[:1], 2, rng))
+            if out.shape != (2, 1):
+                raise PrivauditError(f"predict returned shape {out.shape}, expected (2, 1)")
+
+    def accepts(n: int) -> bool:
+        try:
+            probe(n)
+            return True
+        except (PrivauditError, ValueError):
+            return False
+
+    def steered(n: int) -> bool:
+        """Does an exact oracle accept a design of size n (then it sweeps sizes itself)? Tried
+        on the design with the fewest distinct records, which any enumerating oracle takes."""
+        if oracle is None:
+            return False
+        ts = design_trials(domain, relation, n, 1, domain.N // 2, f)
+        t = min(ts, key=lambda t: len(np.unique(np.column_stack([t.a.X, t.a.y]), axis=0)))
+        try:
+            oracle(t.a, t.queries[:1])
+            return True
+        except (PrivauditError, ValueError, RecursionError):
+            return False
+
     n, errors = 8, []
     while n <= max_size:
-        t = design_trials(domain, relation, n, 1, domain.N // 2, f)[0]
         try:
-            for ds in (t.a, t.b):
-                out = np.asarray(learner.predict(ds, t.queries[:1], 2, rng))
-                if out.shape != (2, 1):
-                    raise PrivauditError(f"predict returned shape {out.shape}, expected (2, 1)")
-            # small n: one record is a large share; large n with few locations: clusters heavy
-            # enough that only the hypotheses the record touches keep weight (spec 5.4 sizes)
-            # (the larger two odd: an even background lets a single record break exact ties)
-            return sorted({n, min(max(4 * n, 256) + 1, max_size), min(max(16 * n, 2048) + 1, max_size)})
+            probe(n)
         except (PrivauditError, ValueError) as exc:
             errors.append(f"n={n}: {exc}")
             n *= 2
+            continue
+        first = n
+        if errors and not steered(n):
+            lo = n // 2                      # refused; n accepted
+            while first - lo > 1:
+                mid = (lo + first) // 2
+                lo, first = (lo, mid) if accepts(mid) else (mid, first)
+        # small n: one record is a large share; large n with few locations: clusters heavy
+        # enough that only the hypotheses the record touches keep weight (spec 5.4 sizes)
+        # (the larger two odd: an even background lets a single record break exact ties)
+        return sorted({first, min(max(4 * n, 256) + 1, max_size), min(max(16 * n, 2048) + 1, max_size)})
     # Learners that take only particular sizes (e.g. k*m + n' for BLM's M): the sizes of their
     # own designs are sizes they accept.
     own = sorted({ds.n for pair in own_pairs(learner) or ()

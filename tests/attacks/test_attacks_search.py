@@ -14,7 +14,7 @@ import pytest
 import algorithms
 from attacks import search
 from attacks.search import discover_sizes, exact_bounds, mutate
-from attacks.domain import Domain
+from attacks.domain import Domain, learner_domain
 from attacks.families import adversarial_family
 from audit import Claim, Dataset, PrivauditError, audit_learner
 from audit.auditor import CONFIRM, EXPLORE, SEARCH
@@ -232,3 +232,35 @@ def test_sizes_fall_back_to_the_learners_own_designs():
     bare.pairs = []
     with pytest.raises(PrivauditError, match="no dataset size <= 4096"):
         discover_sizes(bare, dom, "replace-one", 0)
+
+
+class _AtLeast:
+    """A learner refusing datasets smaller than `r` (like subsample-and-aggregate over r
+    portions); with ``oracle=True`` it also has an exact oracle that accepts any dataset."""
+
+    name = "at-least"
+    claim = Claim(1.0)
+
+    def __init__(self, r: int, oracle: bool = False):
+        self.r = r
+        if oracle:
+            self.exact = lambda data, queries: np.full(len(queries), 0.5)
+
+    def predict(self, data, queries, runs, rng):
+        if data.n < self.r:
+            raise PrivauditError(f"n = {data.n} < r = {self.r} portions")
+        return np.zeros((runs, len(queries)), dtype=np.int8)
+
+
+def test_sizes_start_at_the_smallest_accepted_size_without_an_oracle():
+    """Without an oracle to sweep sizes, the first size is the smallest the learner accepts
+    (bisection below the first accepted power of two); with one, the power of two stays (the
+    guided strategy's exact size ladder reaches smaller sizes itself)."""
+    dom = Domain(np.linspace(0, 1, 9).reshape(-1, 1), None, "grid")
+    assert discover_sizes(_AtLeast(13), dom, "replace-one", 0) == [13, 257, 2049]
+    assert discover_sizes(_AtLeast(33), dom, "replace-one", 0) == [33, 257, 2049]
+    assert discover_sizes(_AtLeast(13, oracle=True), dom, "replace-one", 0) == [16, 257, 2049]
+    assert discover_sizes(_AtLeast(2), dom, "replace-one", 0) == [8, 257, 2049]
+    # lwy-p1 (r = 13 portions, its oracle refuses: random partitions): one record per portion
+    L = algorithms.get("lwy-p1")
+    assert discover_sizes(L, learner_domain(L, None, None), "replace-one", 0)[0] == L.r
