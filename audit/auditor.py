@@ -34,7 +34,7 @@ from .events import (
 )
 from .extensions import find_search
 from .group import check_group, check_within, copies, group_claim, per_individual
-from . import learned
+from . import crossfit, learned
 from .interfaces import (
     certified_of,
     declared_input_distance,
@@ -97,6 +97,7 @@ class OutputModel:
     featurizer: Any = None          # mixed outputs: how "no value" and values become features
     scorers: tuple = ()             # learned scores (audit.learned), fitted on learning samples
     score_edges: tuple = ()
+    learning: Any = None            # discrete vectors: the learning sample's code counts
 
     def explore_reducer(self):
         if self.kind == "labels":
@@ -262,8 +263,12 @@ def _pair_candidates(m: OutputModel, ra: Any, rb: Any, i: int, claim: Claim, con
     if m.kind == "labels":
         return label_candidates(ra, rb, m.width, **kw)
     if m.kind == "discrete":
-        return (discrete_candidates(ra, rb, encoding=m.encoding, **kw)
-                + learned.code_score_candidates(ra, rb, m.scorers, **kw))
+        cands = (discrete_candidates(ra, rb, encoding=m.encoding, **kw)
+                 + learned.code_score_candidates(ra, rb, m.scorers, **kw))
+        if m.learning is not None:  # ranked by counts that did not choose them (audit.crossfit)
+            cands = crossfit.rescore(cands, m.learning, n_confirm=confirm_runs, alpha=alpha,
+                                     claim=claim)
+        return cands
     out: list[Candidate] = []
     if m.projections:
         out += threshold_candidates(ra, rb, m.projections, m.edges, m.labels,

@@ -28,6 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import optimize, special
 
+from .crossfit import LearningCodes
 from .events import Candidate, threshold_candidates
 from .mixed import Featurizer, continuous_layout, discrete_layout
 from .reducers import CodeCounter, CodeCounts, HistogramCounter, HistogramCounts
@@ -348,6 +349,7 @@ def attach(blackbox: Any, pair: Any, model: Any, key: tuple[int, ...], seed: int
         wb = np.array([cb.get(r, 0) for r in rows], dtype=np.float64)
         lay = discrete_layout([x])
         model.scorers = tuple(learned_scorers(x, x, lay, weights=(wa, wb)))
+        model.learning = LearningCodes(ca, cb, min(explore_runs, LEARN_CODES_MAX))
         return model
     fa, fb = learning_sample(blackbox, pair, key, seed, learn_runs(explore_runs))
     scorers = learned_scorers(fa, fb, lay)
