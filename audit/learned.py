@@ -31,7 +31,8 @@ from scipy import optimize, special
 from .crossfit import LearningCodes
 from .events import Candidate, threshold_candidates
 from .mixed import Featurizer, continuous_layout, discrete_layout
-from .reducers import CodeCounter, CodeCounts, HistogramCounter, HistogramCounts
+from .reducers import (CodeCounter, CodeCounts, HistogramCounter, HistogramCounts,
+                       distinct_rows)
 from .runners.base import call_blackbox, chunk_rng
 from .types import Claim
 
@@ -56,8 +57,8 @@ def _score(featurizer: Featurizer, weights: tuple, outputs: np.ndarray) -> np.nd
     features of a run would not fit in memory for a whole chunk)."""
     w = np.asarray(weights, dtype=np.float64)
     if outputs.dtype.kind in "biu" and outputs.ndim == 2 and outputs.shape[0] > 1:
-        rows, inv = np.unique(outputs, axis=0, return_inverse=True)
-        return (featurizer(rows) @ w)[inv.reshape(-1)]
+        rows, inv = distinct_rows(outputs)
+        return (featurizer(rows) @ w)[inv]
     return featurizer(outputs) @ w
 
 
@@ -69,8 +70,7 @@ def score_all(scorers: Sequence["Scorer"], outputs: np.ndarray) -> list[np.ndarr
     distinct featurizer and released before the next (pairwise features of a chunk are large)."""
     integer = outputs.dtype.kind in "biu" and outputs.ndim == 2 and outputs.shape[0] > 1
     if integer:
-        rows, inv = np.unique(outputs, axis=0, return_inverse=True)
-        inv = inv.reshape(-1)
+        rows, inv = distinct_rows(outputs)
     groups: dict = {}
     for i, s in enumerate(scorers):
         groups.setdefault(s.featurizer, []).append(i)

@@ -4,7 +4,7 @@ test data)."""
 
 import numpy as np
 
-from audit.reducers import CodeCounter, CodeSet, _count_codes
+from audit.reducers import CodeCounter, CodeSet, _count_codes, distinct_rows
 
 
 def _rowwise_counts(x):
@@ -28,3 +28,12 @@ def test_rows_out_of_the_packable_range_use_the_rowwise_path():
     x = np.array([[0, 100], [0, 100], [-50, 1]])
     assert CodeCounter(None, "rows")(x).table == {(0, 100): 2, (-50, 1): 1}
     assert CodeSet(((0, 100),), None, "rows").contains(x).tolist() == [True, True, False]
+
+
+def test_distinct_rows_rebuild_every_row_packed_or_not():
+    rng = np.random.default_rng(1)
+    for x in (rng.integers(-1, 2, size=(4000, 10)).astype(np.int8),   # packed
+              rng.integers(0, 3, size=(300, 40))):                    # too wide to pack
+        rows, inv = distinct_rows(x)
+        assert np.array_equal(rows[inv], x)
+        assert len(rows) == len(np.unique(x, axis=0)) and inv.shape == (len(x),)
