@@ -50,10 +50,17 @@ def test_rescore_counts_the_other_direction_and_score_events():
     ev = ScoreEvent(lay, tuple(w), 0.5, "lt")
     rows = np.array([[0], [1]])
     inside = ev.contains(rows)
-    c = Candidate(0, "b>a", ev, 0, 1, 0, 1, 0.0, 0.0)
-    (out,) = rescore([c], learning, n_confirm=1000, alpha=0.05, claim=CLAIM)
+    high = Candidate(0, "b>a", ev, 0, 1, 0, 1, 5.0, 0.0)
+    low = Candidate(0, "b>a", ev, 0, 1, 0, 1, 0.01, 0.0)
+    out, out_low = rescore([high, low], learning, n_confirm=1000, alpha=0.05, claim=CLAIM)
     ka, kb = np.array([10, 990]), np.array([500, 500])
-    assert out.extra["learning_counts"] == [int(kb[inside].sum()), int(ka[inside].sum()), 1000]
+    kp, kq = int(kb[inside].sum()), int(ka[inside].sum())
+    assert out.extra["learning_counts"] == [kp, kq, 1000]
+    # the score's weights were fitted on the learning sample: it keeps the smaller prediction
+    p, q = _tail_safe_rates(np.array([kp]), np.array([kq]), 1000, 1000)
+    eps, _ = expected_bounds(p, q, 1000, 0.05, 1.0, 0.0)
+    assert 0.01 < eps[0] < 5.0
+    assert out.expected_epsilon == pytest.approx(eps[0]) and out_low.expected_epsilon == 0.01
 
 
 def test_discrete_vector_audits_record_both_predictions():
