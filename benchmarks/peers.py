@@ -18,8 +18,9 @@ its result log confirms c = 1: the "aborted" flag of query 2 is set exactly when
   (the mechanism's first default pair, which is the pair in the peer note's table), confidence
   0.90 overall, i.e. a one-sided Clopper–Pearson bound at 95 % on each side (alpha = 0.05 per
   bound, union bound 0.90), on fresh runs. The event is chosen on runs/10 exploration runs per
-  side plus a learning sample of min(runs/10, 10^6) per side (3x10^6 per side at runs = 2x10^7;
-  DP-Sniper, per pair at 1/10 of its budget: n_train = n = n_check = 1.07x10^6, about the same).
+  side plus a learning sample (discrete vector outputs: another runs/10 per side, 4x10^6 per side
+  in all at runs = 2x10^7; other vector or mixed outputs: 2x10^4; scalar outputs: none; DP-Sniper,
+  per pair at 1/10 of its budget: n_train = n = n_check = 1.07x10^6).
   The number of confirmed tests and the per-bound alpha are read from the result (one test,
   alpha 0.05; a row says so if not). DP-Sniper found the witness by its own search over StatDP's
   patterns (on separate samples); privaudit is handed it here.
