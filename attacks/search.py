@@ -150,8 +150,9 @@ def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
     else (no power of two accepted) the sizes of the learner's own designed pairs.
 
     When the learner refuses n0 / 2 and has no exact oracle that accepts a design of size n0 (the
-    one with the fewest distinct records), n0 itself is replaced by the smallest size it accepts
-    (bisection between n0 / 2 and n0, at most log2(n0) probes): without an oracle nothing sweeps
+    one with the fewest distinct records), the smallest size it accepts is searched too, before n0
+    (bisection between n0 / 2 and n0, at most log2(n0) probes; n0 stays: replacing it lost
+    `df-real`'s planted bug BV-REAL-4 at small budgets, found at n = 16): without an oracle nothing sweeps
     sizes below the discovered ones (the guided strategy's exact size ladder), and the smallest
     accepted size is where one record weighs most -- e.g. one record per portion for a
     subsample-and-aggregate learner of r portions, which refuses n < r.
@@ -216,7 +217,7 @@ def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
         # small n: one record is a large share; large n with few locations: clusters heavy
         # enough that only the hypotheses the record touches keep weight (spec 5.4 sizes)
         # (the larger two odd: an even background lets a single record break exact ties)
-        return sorted({first, min(max(4 * n, 256) + 1, max_size), min(max(16 * n, 2048) + 1, max_size)})
+        return sorted({first, n, min(max(4 * n, 256) + 1, max_size), min(max(16 * n, 2048) + 1, max_size)})
     # Learners that take only particular sizes (e.g. k*m + n' for BLM's M): the sizes of their
     # own designs are sizes they accept.
     own = sorted({ds.n for pair in own_pairs(learner) or ()

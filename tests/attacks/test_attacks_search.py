@@ -257,8 +257,8 @@ def test_sizes_start_at_the_smallest_accepted_size_without_an_oracle():
     (bisection below the first accepted power of two); with one, the power of two stays (the
     guided strategy's exact size ladder reaches smaller sizes itself)."""
     dom = Domain(np.linspace(0, 1, 9).reshape(-1, 1), None, "grid")
-    assert discover_sizes(_AtLeast(13), dom, "replace-one", 0) == [13, 257, 2049]
-    assert discover_sizes(_AtLeast(33), dom, "replace-one", 0) == [33, 257, 2049]
+    assert discover_sizes(_AtLeast(13), dom, "replace-one", 0) == [13, 16, 257, 2049]
+    assert discover_sizes(_AtLeast(33), dom, "replace-one", 0) == [33, 64, 257, 2049]
     assert discover_sizes(_AtLeast(13, oracle=True), dom, "replace-one", 0) == [16, 257, 2049]
     assert discover_sizes(_AtLeast(2), dom, "replace-one", 0) == [8, 257, 2049]
     # lwy-p1 (r = 13 portions, its oracle refuses: random partitions): one record per portion
