@@ -151,11 +151,11 @@ def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
 
     When the learner refuses n0 / 2 and has no exact oracle that accepts a design of size n0 (the
     one with the fewest distinct records), the smallest size it accepts is searched too, before n0
-    (bisection between n0 / 2 and n0, at most log2(n0) probes; n0 stays: replacing it lost
-    `df-real`'s planted bug BV-REAL-4 at small budgets, found at n = 16): without an oracle nothing sweeps
+    (bisection between n0 / 2 and n0, at most log2(n0) probes). Without an oracle nothing sweeps
     sizes below the discovered ones (the guided strategy's exact size ladder), and the smallest
     accepted size is where one record weighs most -- e.g. one record per portion for a
-    subsample-and-aggregate learner of r portions, which refuses n < r.
+    subsample-and-aggregate learner of r portions, which refuses n < r. n0 stays: replacing it
+    lost `df-real`'s planted bug BV-REAL-4 at small budgets (found at n = 16).
 
     The probe runs the learner twice on a small design; its randomness comes from the search's
     own spawn key, so it never overlaps the core's samples.

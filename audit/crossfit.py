@@ -6,8 +6,8 @@ certify. The prediction of the event picked is biased upwards (the winner's curs
 choice *across* pairs compares those biased predictions: the pair whose best event looked best
 by chance wins. Measured on Lyu–Su–Li's sparse vector Alg. 6 (seven StatDP pairs, 10⁶ runs):
 at seed 0 a half-half pair's three-code event whose rare-side count came out at 14 (26.8 expected
-exactly) was predicted 3.467 and chosen over the X-shape's answer vector (3.442 predicted, 3.715
-in truth), and confirmed 3.486.
+exactly) was predicted 3.467 and chosen over the X-shape's answer vector (3.442 predicted; 3.715
+expected from its exact rates), and confirmed 3.486.
 
 Discrete vector outputs already draw a *learning* sample of code counts per pair
 (`audit.learned.learning_codes`, independent of exploration). Each candidate event is counted on

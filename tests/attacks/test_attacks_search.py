@@ -253,9 +253,10 @@ class _AtLeast:
 
 
 def test_sizes_start_at_the_smallest_accepted_size_without_an_oracle():
-    """Without an oracle to sweep sizes, the first size is the smallest the learner accepts
-    (bisection below the first accepted power of two); with one, the power of two stays (the
-    guided strategy's exact size ladder reaches smaller sizes itself)."""
+    """Without an oracle to sweep sizes, the smallest size the learner accepts (bisection below
+    the first accepted power of two) is searched before that power of two, which stays; with an
+    oracle only the power of two (the guided strategy's exact size ladder reaches smaller sizes
+    itself)."""
     dom = Domain(np.linspace(0, 1, 9).reshape(-1, 1), None, "grid")
     assert discover_sizes(_AtLeast(13), dom, "replace-one", 0) == [13, 16, 257, 2049]
     assert discover_sizes(_AtLeast(33), dom, "replace-one", 0) == [33, 64, 257, 2049]

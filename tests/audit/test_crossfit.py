@@ -48,14 +48,16 @@ def test_rescore_counts_the_other_direction_and_score_events():
     w = np.zeros(lay.n_features())
     w[-1] = 1.0  # any weights: the statistic is evaluated on the learning rows
     ev = ScoreEvent(lay, tuple(w), 0.5, "lt")
-    rows = np.array([[0], [1]])
-    inside = ev.contains(rows)
+    inside = ev.contains(np.array([[0], [1]]))
+    assert inside.tolist() == [True, False]   # the event is code (0,): 10 under a, 500 under b
     high = Candidate(0, "b>a", ev, 0, 1, 0, 1, 5.0, 0.0)
     low = Candidate(0, "b>a", ev, 0, 1, 0, 1, 0.01, 0.0)
     out, out_low = rescore([high, low], learning, n_confirm=1000, alpha=0.05, claim=CLAIM)
-    ka, kb = np.array([10, 990]), np.array([500, 500])
-    kp, kq = int(kb[inside].sum()), int(ka[inside].sum())
+    kp, kq = 500, 10                           # direction "b>a": p counts input b
     assert out.extra["learning_counts"] == [kp, kq, 1000]
+    (a_first,) = rescore([Candidate(0, "a>b", ev, 0, 1, 0, 1, 5.0, 0.0)], learning,
+                         n_confirm=1000, alpha=0.05, claim=CLAIM)
+    assert a_first.extra["learning_counts"] == [kq, kp, 1000]
     # the score's weights were fitted on the learning sample: it keeps the smaller prediction
     p, q = _tail_safe_rates(np.array([kp]), np.array([kq]), 1000, 1000)
     eps, _ = expected_bounds(p, q, 1000, 0.05, 1.0, 0.0)
