@@ -233,7 +233,8 @@ def explore(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, explore_runs:
 
     Returns all candidates (each pair, query, event and direction), unsorted.
     """
-    models = _explore_models(blackbox, pairs, key_prefix, seed, explore_runs, models)
+    models = _explore_models(blackbox, pairs, key_prefix, seed, explore_runs, models, runner,
+                             journal)
     jobs = [Job(blackbox, inp, explore_runs, m.explore_reducer(), tuple(key_prefix) + (i, s), p.queries)
             for i, (p, m) in enumerate(zip(pairs, models)) for s, inp in enumerate((p.a, p.b))]
     reds = runner.run(jobs, seed, journal=journal, progress=progress)
@@ -245,14 +246,17 @@ def explore(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, explore_runs:
 
 
 def _explore_models(blackbox: Any, pairs: Sequence[Pair], key_prefix: tuple[int, ...], seed: int,
-                    explore_runs: int, models: list[OutputModel] | None) -> list[OutputModel]:
-    """Each pair's output model (pilot), with learned scores attached to a mechanism's."""
+                    explore_runs: int, models: list[OutputModel] | None, runner: Runner | None = None,
+                    journal: Any = None) -> list[OutputModel]:
+    """Each pair's output model (pilot), with learned scores attached to a mechanism's (their
+    learning samples of discrete vectors run on `runner`, journaled)."""
     if models is None:
         models = [pilot(blackbox, p, tuple(key_prefix) + (i,), seed, min(PILOT_RUNS, explore_runs))
                   for i, p in enumerate(pairs)]
     for i, (p, m) in enumerate(zip(pairs, models)):
         if not m.scorers and not is_learner(blackbox):
-            learned.attach(blackbox, p, m, tuple(key_prefix) + (i,), seed, explore_runs)
+            learned.attach(blackbox, p, m, tuple(key_prefix) + (i,), seed, explore_runs, runner,
+                           journal)
     return models
 
 
@@ -283,7 +287,7 @@ def explore_in_stages(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, exp
     """Sequential audits' exploration: doubling stages with successive elimination of pairs
     (`audit.staged`). Pilot and learned scores as in `explore`; stage ``s`` of pair ``i`` draws
     from spawn keys ``(EXPLORE_STAGE, s, i, side)``."""
-    models = _explore_models(blackbox, pairs, (EXPLORE,), seed, explore_runs, None)
+    models = _explore_models(blackbox, pairs, (EXPLORE,), seed, explore_runs, None, runner, journal)
     alpha = stats.per_bound_alpha(confidence, tests)
 
     def run_stage(stage: int, alive: list[int], runs: int) -> dict:

@@ -33,7 +33,8 @@ from .events import Candidate, threshold_candidates
 from .mixed import Featurizer, continuous_layout, discrete_layout
 from .reducers import (CodeCounter, CodeCounts, HistogramCounter, HistogramCounts,
                        distinct_rows)
-from .runners.base import call_blackbox, chunk_rng
+from .runners.base import Job, call_blackbox, chunk_rng
+from .runners.local import LocalRunner
 from .types import Claim
 
 LEARN = 4                    # spawn-key phase of learning samples (0-3: explore, confirm, pilot, search)
@@ -301,25 +302,18 @@ def learned_scorers(fa: np.ndarray, fb: np.ndarray, lay: Featurizer,
     return out
 
 
-def learning_codes(blackbox: Any, pair: Any, key: tuple[int, ...], seed: int,
-                   runs: int) -> list[dict]:
-    """Code counts of both inputs' discrete vector outputs over `runs` learning runs each, in
-    chunks (spawn keys ``(LEARN,) + key + (side,)``, chunk i)."""
-    out = []
-    for s, inp in enumerate((pair.a, pair.b)):
-        table: dict = {}
-        done, i = 0, 0
-        while done < runs:
-            size = min(LEARN_CHUNK, runs - done)
-            o = call_blackbox(blackbox, inp, pair.queries, size,
-                              chunk_rng(seed, (LEARN,) + tuple(key) + (s,), i))
-            # counted like exploration codes (rows of small integers packed into one int64:
-            # a 1-D sort instead of a row-wise one, ~10x faster; the same table)
-            for r, c in CodeCounter(None, "rows")(o.reshape(size, -1)).table.items():
-                table[r] = table.get(r, 0) + c
-            done, i = done + size, i + 1
-        out.append(table)
-    return out
+def learning_codes(blackbox: Any, pair: Any, key: tuple[int, ...], seed: int, runs: int,
+                   runner: Any = None, journal: Any = None) -> list[dict]:
+    """Code counts of both inputs' discrete vector outputs over `runs` learning runs each.
+
+    Two jobs on `runner` (in-process when None), counted like exploration codes, in chunks of
+    `LEARN_CHUNK` (spawn keys ``(LEARN,) + key + (side,)``, chunk i): as large as exploration, so
+    they run where exploration runs (Ray workers) and a `journal` keeps their finished chunks
+    for a resume."""
+    jobs = [Job(blackbox, inp, runs, CodeCounter(None, "rows"), (LEARN,) + tuple(key) + (s,),
+                pair.queries, chunk_runs=LEARN_CHUNK) for s, inp in enumerate((pair.a, pair.b))]
+    reds = (runner if runner is not None else LocalRunner()).run(jobs, seed, journal=journal)
+    return [dict(r.table) for r in reds]
 
 
 def learning_sample(blackbox: Any, pair: Any, key: tuple[int, ...], seed: int,
@@ -330,7 +324,7 @@ def learning_sample(blackbox: Any, pair: Any, key: tuple[int, ...], seed: int,
 
 
 def attach(blackbox: Any, pair: Any, model: Any, key: tuple[int, ...], seed: int,
-           explore_runs: int) -> Any:
+           explore_runs: int, runner: Any = None, journal: Any = None) -> Any:
     """Fit learned scores for one pair and record them on its output model (in place).
 
     Applies to vector outputs (continuous or discrete, width > 1) and to mixed outputs; scalar
@@ -346,7 +340,8 @@ def attach(blackbox: Any, pair: Any, model: Any, key: tuple[int, ...], seed: int
     else:
         return model
     if lay is None:  # discrete vectors: fit on distinct codes, so a large sample costs little
-        ca, cb = learning_codes(blackbox, pair, key, seed, min(explore_runs, LEARN_CODES_MAX))
+        ca, cb = learning_codes(blackbox, pair, key, seed, min(explore_runs, LEARN_CODES_MAX),
+                                runner, journal)
         rows = sorted(set(ca) | set(cb))
         x = np.asarray(rows, dtype=np.float64).reshape(len(rows), -1)
         wa = np.array([ca.get(r, 0) for r in rows], dtype=np.float64)

@@ -187,6 +187,43 @@ def test_auditor_passes_journal_through(tmp_path):
         assert [t.to_dict() for t in r.confirmed] == [t.to_dict() for t in plain.confirmed]
 
 
+class CountingVector:
+    """Two independent randomized-response bits (a discrete vector output: it gets a learning
+    sample of code counts as large as exploration) that counts the runs it draws."""
+
+    name = "counting-rr2"
+    claim = Claim(1.0)
+
+    def __init__(self) -> None:
+        self._runs: list[int] = []
+
+    def sample(self, inp, runs, rng):
+        self._runs.append(runs)
+        x = np.asarray(inp).astype(np.int8).ravel()[:2]
+        flip = rng.random((runs, 2)) >= 0.73
+        return np.where(flip, 1 - x, x).astype(np.int8)
+
+
+def test_learning_sample_of_discrete_vectors_is_journaled(tmp_path):
+    """The learning sample (as many runs as exploration) is kept by the journal: a resumed audit
+    draws only the few pilot / reproducibility-check runs again, not 2 x 20,000 learning runs."""
+    pairs = [(np.array([0, 0]), np.array([1, 0]))]
+    kw = dict(explore_runs=20_000, confirm_runs=20_000, seed=3)
+    plain = audit(CountingVector(), pairs, **kw)
+    bb = CountingVector()
+    with Journal(tmp_path) as j:
+        first = audit(bb, pairs, journal=j, **kw)
+    assert sum(bb._runs) >= 2 * 20_000 * 3           # learning, exploration and confirmation
+    bb2 = CountingVector()
+    with Journal(tmp_path) as j:
+        again = audit(bb2, pairs, journal=j, **kw)
+        assert j.written == 0
+    assert sum(bb2._runs) < 20_000                    # nothing of the three phases re-drawn
+    assert first.search["top_explored"][0]["learning_counts"][2] == 20_000
+    for r in (first, again):
+        assert [t.to_dict() for t in r.confirmed] == [t.to_dict() for t in plain.confirmed]
+
+
 # ---------------------------------------------------------------------------------------------
 # progress
 # ---------------------------------------------------------------------------------------------
