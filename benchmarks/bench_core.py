@@ -22,7 +22,7 @@ from audit.runners import Job, LocalRunner
 
 
 def throughput(runs: int) -> None:
-    print(f"{'mechanism':<14}{"reducer":<18}{'runs':>12}{'runs/s':>14}")
+    print(f"{'mechanism':<14}{'reducer':<18}{'runs':>12}{'runs/s':>14}")
     cases = [
         ("dp-rr", {}, np.array([0]), CodeCounter()),
         ("dp-rr", {}, np.array([0]), EventCounter((CodeSet((1,)),))),

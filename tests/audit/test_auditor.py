@@ -12,7 +12,6 @@ from scipy.stats import binom
 
 import algorithms
 from audit import Claim, Dataset, PrivauditError, audit, audit_learner
-from audit.auditor import Pair
 from audit.runners import LocalRunner
 
 CONF = 0.95

@@ -25,7 +25,7 @@ from audit.determinism import CHECK_RUNS
 from audit.journal import Journal, fingerprint
 from privaudit.progress import ProgressRunner, make_progress, progress_enabled
 from audit.reducers import (CodeCounter, CodeCounts, CodeSet, EventCounter, EventCounts,
-                            HistogramCounter, HistogramCounts)
+                            HistogramCounts)
 from audit.runners import Job, LocalRunner
 from audit.types import Claim
 

@@ -16,9 +16,8 @@ import algorithms
 from audit import audit_learner
 from audit.errors import PrivauditError
 from audit.types import Dataset
-from algorithms.dagan_feldman.baselines import (AggregationBaseline, StableBaseline, compositions,
-                                                pair_gap_inclusion)
-from mc_helpers import A, covers, label_ones as ones
+from algorithms.dagan_feldman.baselines import (AggregationBaseline, StableBaseline, compositions)
+from mc_helpers import covers, label_ones as ones
 
 
 def test_compositions_enumerate_exactly():

@@ -21,7 +21,6 @@ import pytest
 
 import algorithms
 from algorithms.common.sampling import em_probs
-from algorithms.dagan_feldman.core import summarize
 from algorithms.dagan_feldman.em import EM_VARIANTS
 from algorithms.dagan_feldman.sta import COR_VARIANTS, STA_VARIANTS
 from algorithms.common.hypotheses import thresholds
