@@ -149,7 +149,7 @@ def design_trials(domain: Domain, relation: str, n: int, m: int, anchor: int, f:
         else:
             out.append(_trial(domain, L, Y, (anchor, 0), (anchor, 1), "flip-at-query", p, queries))
     if relation == "label":
-        return out
+        return out + margin_ladder(domain, n, anchor, f, base, queries)
     # D2 / D3: gap inclusion (two gap widths, two-sided and one-sided backgrounds)
     for gap in (1, 3):
         near = set(domain.near(anchor, gap).tolist()) | {anchor}
@@ -183,6 +183,41 @@ def design_trials(domain: Domain, relation: str, n: int, m: int, anchor: int, f:
             for yv in (0, 1):
                 p = dict(base, variant="new -> duplicate", record_label=yv)
                 out.append(_trial(domain, L, Y, (src, yv), (anchor, yv), "move-to-query", p, queries))
+    return out
+
+
+def margins(size: int) -> list[int]:
+    """Vote margins of the ladder: 2, 4, 8, ... below `size` (0/1 and `size` are the tie and
+    unanimous extremes `design_trials` already has)."""
+    out, d = [], 2
+    while d < size:
+        out.append(d)
+        d *= 2
+    return out
+
+
+def margin_ladder(domain: Domain, n: int, anchor: int, f: np.ndarray, base: dict,
+                  queries: np.ndarray | None = None) -> list[Trial]:
+    """D1 at every margin: the whole background at the query, ``d`` more records of one label
+    than of the other (``d`` on `margins`, either label ahead), the record flipped 0 -> 1.
+
+    Under the label relation a flip at the query is the only move, and the background's vote
+    margin there decides what it costs: between the exact tie (``all-tie``) and a unanimous
+    background (``all-zeros`` / ``all-ones``) lies the margin where a learner that privatises
+    the vote (an exponential mechanism over labels, a noisy count) is still undecided but
+    already leaning — Li, Wang & Ye's D1 puts ``c1 - c0 ~ 1.6/eps`` to ``3.4/eps`` there
+    (``algorithms.li_wang_ye.designs.d1_sizes``). A geometric ladder reaches any such margin
+    within a factor of 2 without knowing eps.
+    """
+    size = n - 1
+    out: list[Trial] = []
+    for d in margins(size):
+        lead = (size + d) // 2
+        for ahead in (1, 0):
+            ex = [(anchor, ahead, lead), (anchor, 1 - ahead, size - lead)]
+            L, Y = background(domain, f, np.array([domain.far(anchor)]), size, ex)
+            p = dict(base, m=1, layout="sorted", variant=f"margin {d} to {ahead}")
+            out.append(_trial(domain, L, Y, (anchor, 0), (anchor, 1), "flip-at-query", p, queries))
     return out
 
 
