@@ -13,7 +13,7 @@ background location). ``B`` is the background, shared by S and S'; ``q`` the anc
 * ``move-to-query`` (D4): ``S = B + (x_far, y)``, ``S' = B + (q, y)``.
 
 Under add-remove the record is present in S only; under the label relation only label flips
-are generated. Random families: n i.i.d. draws (uniform over the domain, or clustered) labelled
+are generated, and also at every vote margin of a doubling ladder (`margin_ladder`). Random families: n i.i.d. draws (uniform over the domain, or clustered) labelled
 by a class row (realizable) or with label noise (noisy), with a random neighbour.
 """
 
