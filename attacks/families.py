@@ -13,8 +13,9 @@ background location). ``B`` is the background, shared by S and S'; ``q`` the anc
 * ``move-to-query`` (D4): ``S = B + (x_far, y)``, ``S' = B + (q, y)``.
 
 Under add-remove the record is present in S only; under the label relation only label flips
-are generated, and also at every vote margin of a doubling ladder (`margin_ladder`). Random families: n i.i.d. draws (uniform over the domain, or clustered) labelled
-by a class row (realizable) or with label noise (noisy), with a random neighbour.
+are generated, and also at every vote margin of a doubling ladder (`margin_ladder`). Random
+families: n i.i.d. draws (uniform over the domain, or clustered) labelled by a class row
+(realizable) or with label noise (noisy), with a random neighbour.
 """
 
 from __future__ import annotations
@@ -199,7 +200,8 @@ def margins(size: int) -> list[int]:
 def margin_ladder(domain: Domain, n: int, anchor: int, f: np.ndarray, base: dict,
                   queries: np.ndarray | None = None) -> list[Trial]:
     """D1 at every margin: the whole background at the query, ``d`` more records of one label
-    than of the other (``d`` on `margins`, either label ahead), the record flipped 0 -> 1.
+    than of the other (``d`` on `margins`, ``d - 1`` when the background's size and ``d``
+    differ in parity; either label ahead), the record flipped 0 -> 1.
 
     Under the label relation a flip at the query is the only move, and the background's vote
     margin there decides what it costs: between the exact tie (``all-tie``) and a unanimous
