@@ -150,7 +150,7 @@ def design_trials(domain: Domain, relation: str, n: int, m: int, anchor: int, f:
         else:
             out.append(_trial(domain, L, Y, (anchor, 0), (anchor, 1), "flip-at-query", p, queries))
     if relation == "label":
-        return out + margin_ladder(domain, n, anchor, f, base, queries)
+        return out
     # D2 / D3: gap inclusion (two gap widths, two-sided and one-sided backgrounds)
     for gap in (1, 3):
         near = set(domain.near(anchor, gap).tolist()) | {anchor}
@@ -197,8 +197,8 @@ def margins(size: int) -> list[int]:
     return out
 
 
-def margin_ladder(domain: Domain, n: int, anchor: int, f: np.ndarray, base: dict,
-                  queries: np.ndarray | None = None) -> list[Trial]:
+def margin_ladder(domain: Domain, n: int, anchor: int, f: np.ndarray,
+                  queries: np.ndarray | None = None, labeling: str = "") -> list[Trial]:
     """D1 at every margin: the whole background at the query, ``d`` more records of one label
     than of the other (``d`` on `margins`, ``d - 1`` when the background's size and ``d``
     differ in parity; either label ahead), the record flipped 0 -> 1.
@@ -209,16 +209,22 @@ def margin_ladder(domain: Domain, n: int, anchor: int, f: np.ndarray, base: dict
     the vote (an exponential mechanism over labels, a noisy count) is still undecided but
     already leaning — Li, Wang & Ye's D1 puts ``c1 - c0 ~ 1.6/eps`` to ``3.4/eps`` there
     (``algorithms.li_wang_ye.designs.d1_sizes``). A geometric ladder reaches any such margin
-    within a factor of 2 without knowing eps.
+    within a factor of 2 without knowing eps. The whole background sits at the query, so the
+    trials do not depend on the labeling `f` or on a multiplicity (`adversarial_family` builds
+    them once per anchor and size under the label relation).
     """
+    if n < 2:
+        raise PrivauditError(f"dataset size must be >= 2 for a design, got {n}")
     size = n - 1
+    base = {"n": n, "m": 1, "layout": "sorted", "anchor": domain.points[anchor].round(6).tolist(),
+            "labeling": labeling}
     out: list[Trial] = []
     for d in margins(size):
         lead = (size + d) // 2
         for ahead in (1, 0):
             ex = [(anchor, ahead, lead), (anchor, 1 - ahead, size - lead)]
             L, Y = background(domain, f, np.array([domain.far(anchor)]), size, ex)
-            p = dict(base, m=1, layout="sorted", variant=f"margin {d} to {ahead}")
+            p = dict(base, variant=f"margin {d} to {ahead}")
             out.append(_trial(domain, L, Y, (anchor, 0), (anchor, 1), "flip-at-query", p, queries))
     return out
 
@@ -258,6 +264,10 @@ def adversarial_family(domain: Domain, relation: str, sizes: list[int], rng: np.
                     for layout in (("sorted", "interleaved") if m > 1 else ("sorted",)):
                         out += design_trials(domain, relation, n, m, int(q), f, layout=layout,
                                              queries=queries, labeling=f"f{fi}")
+                        if relation == "label" and fi == 0 and m == mults[0]:
+                            # the ladder depends on neither the labeling nor m: built once
+                            out += margin_ladder(domain, n, int(q), f, queries=queries,
+                                                 labeling=f"f{fi}")
     if "first" in positions:
         out = (out if "last" in positions else []) + [record_first(t) for t in out]
     return out
