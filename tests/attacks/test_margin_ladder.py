@@ -8,11 +8,12 @@ exponential mechanism's exponent without its 1/2), whose hand-made design D1 sit
 """
 
 import numpy as np
+import pytest
 
 import algorithms
 from attacks.domain import learner_domain
-from attacks.families import adversarial_family, margins
-from audit import audit_learner
+from attacks.families import adversarial_family, margin_ladder, margins
+from audit import PrivauditError, audit_learner
 from audit.runners.local import LocalRunner
 
 
@@ -20,6 +21,14 @@ def test_margins_are_a_doubling_ladder_strictly_between_tie_and_unanimous():
     assert margins(2) == []
     assert margins(3) == [2]
     assert margins(200) == [2, 4, 8, 16, 32, 64, 128]
+
+
+def test_ladder_refuses_a_size_below_two():
+    dom = learner_domain(algorithms.get("lwy-n2", variant="v2"), None, None)
+    with pytest.raises(PrivauditError, match="size must be >= 2"):
+        margin_ladder(dom, 1, 0, np.zeros(dom.N, np.int8))
+    assert margin_ladder(dom, 3, 0, np.zeros(dom.N, np.int8)) == []     # 2 records: tie or unanimous
+    assert len(margin_ladder(dom, 4, 0, np.zeros(dom.N, np.int8))) == 2  # margin 2, either label
 
 
 def test_label_family_holds_every_margin_both_ways_and_only_flips():
