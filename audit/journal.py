@@ -294,8 +294,8 @@ class Journal:
 def interrupt_on_sigterm() -> bool:
     """Make SIGTERM raise KeyboardInterrupt in this (main) thread, like Ctrl-C.
 
-    A terminated audit then stops the same clean way as an interrupted one: runners cancel their
-    queued work, every finished chunk stays in the journal, and ``--resume`` continues. Returns
+    A terminated audit then stops the same clean way as an interrupted one: runners submit no
+    more work, every finished chunk stays in the journal, and ``--resume`` continues. Returns
     False (and does nothing) outside the main thread, where handlers cannot be installed.
     """
     if threading.current_thread() is not threading.main_thread():

@@ -718,7 +718,7 @@ def confirm_sequential(blackbox: Any, pairs: Sequence[Any], chosen: Sequence[Can
                 reason = decision
                 break
     finally:
-        rounds_iter.close()      # a Ray runner cancels what is still queued
+        rounds_iter.close()      # a Ray runner drops what is still in flight, unread
     final = None
     if reason == "budget" and state.at_budget():
         # the planned budget is reached without a stop: the final fixed-n analysis

@@ -322,13 +322,13 @@ class RayRunner(Runner):
                     _, sec_per_run = self._absorb(ref, inflight, jobs, seed, journal, progress,
                                                   sec_per_run, merger.add)
         except BaseException:
-            # Interrupted (Ctrl-C, SIGTERM -> SystemExit) or failed: stop the work still queued
-            # on the cluster. Every chunk already journaled stays valid.
-            for ref in inflight:
-                try:
-                    ray.cancel(ref, force=True)
-                except Exception:  # already finished or its node is gone
-                    pass
+            # Interrupted (Ctrl-C, SIGTERM -> SystemExit) or failed: stop submitting and drop the
+            # tasks in flight (at most two per CPU, each about `task_seconds`). They are not
+            # ray.cancel'ed: in Ray 2.60 cancelling a task whose reply is arriving aborts this
+            # driver process (RAY_CHECK "Tried to complete task that was not pending", exit code
+            # 1 -- privaudit's code for a violation). Every chunk already journaled stays valid.
+            self.stats["abandoned"] = len(inflight)
+            inflight.clear()
             raise
 
     def _absorb(self, ref: Any, inflight: dict, jobs: Sequence[Job], seed: int, journal: Any,
@@ -356,9 +356,10 @@ class RayRunner(Runner):
 
         A task runs one or more consecutive rounds (batched, like `run`, to about
         ``task_seconds``); at most two tasks per CPU are in flight. Rounds are yielded in order,
-        whatever order tasks finish in. Closing the generator cancels the tasks still queued or
-        running (``ray.cancel``) without waiting for them: a sequential audit that has decided
-        does not wait for the slowest worker.
+        whatever order tasks finish in. Closing the generator drops the tasks still queued or
+        running without waiting for them (at most two per CPU, each about ``task_seconds``; not
+        ``ray.cancel``'ed, see `_execute`): a sequential audit that has decided does not wait for
+        the slowest worker.
         """
         sizes = round_sizes(jobs, self.chunk_runs)
         seed = int(seed)
@@ -373,7 +374,7 @@ class RayRunner(Runner):
             else:
                 todo_rounds.append(r)
         self.stats = {"chunks": len(sizes) * n_jobs, "from_journal": len(done) * n_jobs,
-                      "computed": 0, "tasks": 0, "cancelled": 0, "streamed": True}
+                      "computed": 0, "tasks": 0, "abandoned": 0, "streamed": True}
         computed_rounds = set(todo_rounds)
         totals: list[Reduction | None] = [None] * n_jobs
         queue = deque(todo_rounds)
@@ -426,14 +427,11 @@ class RayRunner(Runner):
             finished = True
         finally:
             if not finished:
-                # Stopped early (the generator was closed) or failed: cancel what is queued or
-                # running; Ray drops their results. Journaled chunks stay valid.
-                for ref in inflight:
-                    try:
-                        ray.cancel(ref, force=False)
-                        self.stats["cancelled"] += 1
-                    except Exception:  # already finished or its node is gone
-                        pass
+                # Stopped early (the generator was closed) or failed: drop what is queued or
+                # running without waiting; Ray discards their results. Not ray.cancel'ed (see
+                # `_execute`: the cancel/reply race aborts the driver). Journaled chunks stay valid.
+                self.stats["abandoned"] = len(inflight)
+                inflight.clear()
 
     def _put_objects(self, jobs: Sequence[Job], needed: set[int]) -> tuple[dict, list]:
         """ray.put each distinct black box, input, queries array and reducer once."""
