@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from pathlib import Path
 
 from audit import __version__
-from privaudit.supervise import supervise
+from privaudit import launch
+from privaudit.supervise import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_VIOLATION, supervise
 
 SUBCOMMANDS = ("privaudit.cli_audit", "privaudit.cli_report", "privaudit.cli_ci")
 
@@ -51,8 +53,30 @@ def main(argv: list[str] | None = None) -> int:
                      trace_dir=trace_dir)
 
 
-def entry() -> None:  # pragma: no cover - console script
-    sys.exit(main())
+def child_main() -> None:
+    """The command in `privaudit.launch`'s child: run it, report the decided code, exit with it."""
+    launch.take_verdict_file()
+    try:
+        code = main()
+    except SystemExit as exc:   # argparse: --help / --version (0) and usage errors (2)
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError, OSError):
+        # the reader went away (`privaudit ... | head`): as `supervise` reports it
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        if code in (EXIT_OK, EXIT_VIOLATION):
+            code = EXIT_BROKEN_PIPE
+    launch.report(code)
+    sys.exit(code)
+
+
+def entry() -> None:  # pragma: no cover - the console script is privaudit.launch:entry
+    launch.entry()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,6 +30,7 @@ from typing import Callable
 from audit import interrupts
 from audit.errors import PrivauditError
 
+from . import launch
 from .loading import user_dirs
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -122,6 +123,7 @@ class _Watchdog:
             _say(f"error: the run exceeded --timeout {self.seconds:g} s and did not stop within "
                  f"{_GRACE_S:g} s more (the black box hangs outside Python); exiting")
             sys.stderr.flush()
+            launch.report(EXIT_BAD_INPUT)   # a decision, not a crash (see privaudit.launch)
             _REAL_EXIT(EXIT_BAD_INPUT)
 
     def __exit__(self, *exc: object) -> None:
