@@ -23,6 +23,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import Callable
@@ -133,15 +134,30 @@ class _Watchdog:
                 t.cancel()
 
 
+_REPEAT_S = 1.0   # a second stop signal this soon after the first is the same request
+
+
 def _install_signal_handlers() -> list:
-    """Ctrl-C and SIGTERM: record that the stop came from outside, then raise KeyboardInterrupt."""
+    """Ctrl-C and SIGTERM: record that the stop came from outside, then raise KeyboardInterrupt.
+
+    A signal arriving within `_REPEAT_S` of the previous one is ignored: one request often comes
+    twice (Ctrl-C reaches the whole process group, and `privaudit.launch` passes signals on), and
+    a second KeyboardInterrupt would cut the first one's clean stop short (the journal's close).
+    A later one interrupts again (a user insisting).
+    """
     if threading.current_thread() is not threading.main_thread():
         return []
     saved = []
+    last = [float("-inf")]
 
     def _handler(signum: int, frame: object) -> None:
+        now = time.monotonic()
+        repeat = now - last[0] < _REPEAT_S
+        last[0] = now
         if not interrupts.requested():
             interrupts.request(f"signal {signum}")
+        elif repeat:
+            return
         raise KeyboardInterrupt(f"signal {signum}")
 
     for sig in (signal.SIGINT, signal.SIGTERM):

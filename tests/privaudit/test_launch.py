@@ -5,6 +5,7 @@ Deterministic (exit codes and messages only). Each test starts one child interpr
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -124,3 +125,37 @@ def test_sigterm_to_the_parent_reaches_the_child(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err     # the child stopped cleanly and said so
     assert "interrupted" in err and "internal error" not in err
+
+
+def test_sigint_to_the_whole_group_is_one_clean_stop(tmp_path):
+    # A SIGINT to the process group (as a terminal's Ctrl-C or a CI runner's cancel): the child
+    # gets it directly and again from the parent (no terminal here, so the parent passes it
+    # on). One clean stop: exit 130, no traceback, a journal that resumes to the same result.
+    # (A repeat that does not coalesce with the first is ignored within 1 s: test_supervise.)
+    (tmp_path / "slow.py").write_text(COIN.format(body="import time; time.sleep(0.05)"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    env.pop(launch.VERDICT_FILE_ENV, None)
+    run = [sys.executable, "-c", "from privaudit.launch import entry; entry()"]
+    args = ["audit", "--blackbox", "slow:coin", "--runner", "local", "--runs", "40000",
+            "--explore-runs", "10000", "--chunk-runs", "2000", "--seed", "1", "--quiet"]
+    proc = subprocess.Popen(run + args + ["--out", str(tmp_path / "o")], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    journal = tmp_path / "o" / "journal.jsonl"
+    deadline = time.time() + 60
+    while time.time() < deadline and (not journal.exists() or len(journal.read_text().splitlines()) < 3):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err and "internal error" not in err
+    done = len(journal.read_text().splitlines())
+    resumed = subprocess.run(run + ["audit", "--resume", str(tmp_path / "o")], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    full = subprocess.run(run + args + ["--out", str(tmp_path / "full")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert full.returncode == 0, full.stderr
+    a = json.loads((tmp_path / "o" / "result.json").read_text())
+    b = json.loads((tmp_path / "full" / "result.json").read_text())
+    assert done >= 3 and a["epsilon_lower"] == b["epsilon_lower"]

@@ -225,3 +225,30 @@ def test_ci_junit_keeps_finished_audits_when_the_process_dies(tmp_path):
     assert set(cases) == {"rr", "killer"}
     assert cases["rr"].find("failure") is None and cases["rr"].find("error") is None
     assert "did not finish" in ET.tostring(cases["killer"], encoding="unicode")
+
+
+def test_a_repeated_stop_signal_within_a_second_is_the_same_request(monkeypatch):
+    # Ctrl-C reaches the process group and privaudit.launch passes signals on: one request can
+    # arrive twice. The repeat must not raise a second KeyboardInterrupt into the clean stop.
+    import signal as _signal
+
+    from audit import interrupts
+    from privaudit import supervise as sup
+
+    clock = [100.0]
+    monkeypatch.setattr(sup.time, "monotonic", lambda: clock[0])
+    saved = sup._install_signal_handlers()
+    try:
+        handler = _signal.getsignal(_signal.SIGINT)
+        with pytest.raises(KeyboardInterrupt):
+            handler(_signal.SIGINT, None)
+        assert interrupts.requested() == f"signal {int(_signal.SIGINT)}"
+        clock[0] += 0.2
+        assert handler(_signal.SIGTERM, None) is None      # the same request, ignored
+        clock[0] += 1.5
+        with pytest.raises(KeyboardInterrupt):             # a user insisting: interrupts again
+            handler(_signal.SIGINT, None)
+    finally:
+        for sig, old in saved:
+            _signal.signal(sig, old)
+        interrupts.clear()
