@@ -11,33 +11,13 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from privaudit import launch
 
-FAST = ["--runner", "local", "--quiet", "--runs", "2000", "--explore-runs", "1000"]
-
-COIN = '''
-import numpy as np
-from audit import Claim
-
-class Coin:
-    name = "coin"
-    claim = Claim(1.0)
-    pairs = [[[0], [1]]]
-    def sample(self, inp, runs, rng):
-        {body}
-        return rng.integers(0, 2, size=runs)
-
-coin = Coin()
-'''
-
-
-def _coin(tmp_path: Path, name: str, body: str) -> str:
-    (tmp_path / f"{name}.py").write_text(COIN.format(body=body))
-    return f"{name}:coin"
+from cli_blackboxes import COIN, FAST
+from cli_blackboxes import coin_module as _coin
 
 
 def test_decided_codes_pass_through(tmp_path, monkeypatch, capfd):

@@ -20,27 +20,8 @@ import privaudit.loading
 from privaudit.cli import main
 from privaudit.supervise import EXIT_BROKEN_PIPE, supervise
 
-FAST = ["--runner", "local", "--quiet", "--runs", "2000", "--explore-runs", "1000"]
-
-COIN = '''
-import numpy as np
-from audit import Claim
-
-class Coin:
-    name = "coin"
-    claim = Claim(1.0)
-    pairs = [[[0], [1]]]
-    def sample(self, inp, runs, rng):
-        {body}
-        return rng.integers(0, 2, size=runs)
-
-coin = Coin()
-'''
-
-
-def _module(tmp_path: Path, name: str, body: str, prelude: str = "") -> str:
-    (tmp_path / f"{name}.py").write_text(prelude + COIN.format(body=body))
-    return f"{name}:coin"
+from cli_blackboxes import COIN, FAST
+from cli_blackboxes import coin_module as _module
 
 
 def _run(capsys, *argv):
