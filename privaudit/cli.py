@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from pathlib import Path
 
 from audit import __version__
 from privaudit import launch
-from privaudit.supervise import EXIT_BROKEN_PIPE, EXIT_OK, EXIT_VIOLATION, supervise
+from privaudit.supervise import (EXIT_BROKEN_PIPE, EXIT_OK, EXIT_VIOLATION, silence_stdout,
+                                 supervise)
 
 SUBCOMMANDS = ("privaudit.cli_audit", "privaudit.cli_report", "privaudit.cli_ci")
 
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def child_main() -> None:
     """The command in `privaudit.launch`'s child: run it, report the decided code, exit with it."""
-    launch.take_verdict_file()
+    launch.take_verdict_fd()
     try:
         code = main()
     except SystemExit as exc:   # argparse: --help / --version (0) and usage errors (2)
@@ -64,11 +64,7 @@ def child_main() -> None:
         sys.stdout.flush()
     except (BrokenPipeError, ValueError, OSError):
         # the reader went away (`privaudit ... | head`): as `supervise` reports it
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
+        silence_stdout()
         if code in (EXIT_OK, EXIT_VIOLATION):
             code = EXIT_BROKEN_PIPE
     launch.report(code)

@@ -11,14 +11,15 @@ end the process below Python, with a code of their own choosing:
 * a signal (the kernel's out-of-memory killer, a segfault).
 
 The child (``python -c`` running `privaudit.cli.child_main`) writes the code it decided on to
-a file named by the parent just before it exits; this parent returns that code. A child that
+a pipe just before it exits; this parent returns that code. A child that
 ends without writing one crashed: the parent says so on stderr and returns 3 (an internal
 error: the run's verdict is void) or 128 + N for signal N, as a shell would. Finished chunks
 stay in the journal either way.
 
 Signals: SIGTERM (and SIGHUP) sent to this parent are passed on to the child. Ctrl-C at a
 terminal reaches the child directly (same process group); a SIGINT sent to this parent alone
-(no terminal in the foreground) is passed on. The parent imports nothing of privaudit's; it
+(no terminal in the foreground) is passed on. Without POSIX pipes to pass (Windows), the
+child's own exit code is returned unchecked. The parent imports nothing of privaudit's; it
 costs one more interpreter start, ~45 ms.
 """
 
@@ -28,9 +29,8 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 
-VERDICT_FILE_ENV = "PRIVAUDIT_VERDICT_FILE"
+VERDICT_FD_ENV = "PRIVAUDIT_VERDICT_FD"
 EXIT_INTERNAL = 3
 # `-c` puts the working directory first on sys.path; drop it, as the console script has no such
 # entry (a user's folder named `audit/` or `reports/` must not shadow privaudit's packages).
@@ -63,26 +63,39 @@ def _signal_name(num: int) -> str:
 
 def launch(argv: list[str]) -> int:
     """Run ``privaudit ARGV`` in a child process and return its exit code (see the module doc)."""
-    fd, verdict_path = tempfile.mkstemp(prefix="privaudit-verdict-")
-    os.close(fd)
-    env = dict(os.environ)
-    env[VERDICT_FILE_ENV] = verdict_path
+    cmd = [sys.executable, "-c", _CHILD_CODE, *argv]
+    if os.name != "posix":   # no pipe to pass on: the child's own code, unchecked
+        proc = _start(cmd, dict(os.environ), ())
+        return EXIT_INTERNAL if proc is None else _wait(proc)
+    read_end, write_end = os.pipe()
     try:
-        try:
-            proc = subprocess.Popen([sys.executable, "-c", _CHILD_CODE, *argv], env=env)
-        except OSError as exc:
-            _say(f"internal error: cannot start the audit process ({exc})")
+        proc = _start(cmd, {**os.environ, VERDICT_FD_ENV: str(write_end)}, (write_end,))
+        os.close(write_end)   # the child holds the only write end now
+        if proc is None:
             return EXIT_INTERNAL
-        with _passing_signals_to(proc):
-            code = proc.wait()
-        with open(verdict_path, "rb") as fh:
-            verdict = fh.read().decode("ascii", "replace").strip()
-    finally:
+        code = _wait(proc)
+        # Not blocking: a process the black box forked may still hold the write end open.
+        os.set_blocking(read_end, False)
         try:
-            os.unlink(verdict_path)
-        except OSError:
-            pass
-    return _exit_code(code, verdict)
+            verdict = os.read(read_end, 64).decode("ascii", "replace").strip()
+        except BlockingIOError:
+            verdict = ""
+        return _exit_code(code, verdict)
+    finally:
+        os.close(read_end)
+
+
+def _start(cmd: list[str], env: dict, pass_fds: tuple) -> subprocess.Popen | None:
+    try:
+        return subprocess.Popen(cmd, env=env, pass_fds=pass_fds)
+    except OSError as exc:
+        _say(f"internal error: cannot start the audit process ({exc})")
+        return None
+
+
+def _wait(proc: subprocess.Popen) -> int:
+    with _passing_signals_to(proc):
+        return proc.wait()
 
 
 class _passing_signals_to:
@@ -139,14 +152,15 @@ def _exit_code(code: int, verdict: str) -> int:
     return EXIT_INTERNAL
 
 
-_verdict_path: str | None = None
+_verdict_fd: int | None = None
 
 
-def take_verdict_file() -> None:
-    """In the child: take the verdict file from the environment (so that Ray's workers and the
-    black box's own processes do not inherit it)."""
-    global _verdict_path
-    _verdict_path = os.environ.pop(VERDICT_FILE_ENV, None) or None
+def take_verdict_fd() -> None:
+    """In the child: take the verdict pipe from the environment (so that Ray's workers and the
+    black box's own processes do not inherit its number)."""
+    global _verdict_fd
+    text = os.environ.pop(VERDICT_FD_ENV, "")
+    _verdict_fd = int(text) if text.isdigit() else None
 
 
 def report(code: int) -> None:
@@ -154,13 +168,13 @@ def report(code: int) -> None:
 
     Called by `privaudit.cli.child_main` and by any path of privaudit's own that ends the
     process directly (the ``--timeout`` watchdog's ``os._exit``)."""
-    global _verdict_path
-    path, _verdict_path = _verdict_path, None
-    if path is None:
+    global _verdict_fd
+    fd, _verdict_fd = _verdict_fd, None
+    if fd is None:
         return
     try:
-        with open(path, "w", encoding="ascii") as fh:
-            fh.write(str(int(code)))
+        os.write(fd, str(int(code)).encode("ascii"))
+        os.close(fd)
     except OSError:
         pass
 
@@ -169,4 +183,4 @@ def entry() -> None:  # pragma: no cover - the console script (tested through `l
     sys.exit(launch(sys.argv[1:]))
 
 
-__all__ = ["launch", "take_verdict_file", "report", "entry", "VERDICT_FILE_ENV"]
+__all__ = ["launch", "take_verdict_fd", "report", "entry", "VERDICT_FD_ENV"]

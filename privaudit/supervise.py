@@ -208,12 +208,8 @@ def supervise(command: Callable[[], int], *, timeout: float | None = None,
             _say(f"error: the black box failed: BrokenPipeError: {exc} (at {at})")
             return EXIT_BAD_INPUT
         # Whoever read our output stopped reading; the verdict cannot be shown, and it must not
-        # read as 0 or 1. Point stdout at devnull so the interpreter's final flush stays quiet.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
+        # read as 0 or 1.
+        silence_stdout()
         return EXIT_BROKEN_PIPE
     except Exception as exc:
         at = _in_user_code(exc)
@@ -233,10 +229,19 @@ def supervise(command: Callable[[], int], *, timeout: float | None = None,
         interrupts.clear()
 
 
+def silence_stdout() -> None:
+    """Point stdout at devnull (its reader went away) so the interpreter's final flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return (text[0][:200] if text else "")
 
 
-__all__ = ["supervise", "write_trace", "EXIT_OK", "EXIT_VIOLATION", "EXIT_BAD_INPUT",
+__all__ = ["supervise", "write_trace", "silence_stdout", "EXIT_OK", "EXIT_VIOLATION", "EXIT_BAD_INPUT",
            "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_BROKEN_PIPE"]

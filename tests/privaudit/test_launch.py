@@ -68,12 +68,10 @@ def test_the_watchdog_exit_is_a_decision(tmp_path, monkeypatch, capfd):
     bb = _coin(tmp_path, "stuck", "import ctypes, signal; "
                                   "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}); "
                                   "ctypes.CDLL(None).sleep(30)")
-    t0 = time.monotonic()
     code = launch.launch(["audit", "--blackbox", bb, "--timeout", "1", *FAST])
     err = capfd.readouterr().err
     assert code == 2, err
     assert "did not stop within" in err and "internal error" not in err
-    assert time.monotonic() - t0 < 20
 
 
 @pytest.mark.parametrize("code, verdict, expected", [
@@ -91,7 +89,7 @@ def test_exit_code_mapping(code, verdict, expected, capsys):
 def test_sigterm_to_the_parent_reaches_the_child(tmp_path):
     (tmp_path / "slow.py").write_text(COIN.format(body="import time; time.sleep(0.05)"))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    env.pop(launch.VERDICT_FILE_ENV, None)
+    env.pop(launch.VERDICT_FD_ENV, None)
     cmd = [sys.executable, "-c", "from privaudit.launch import entry; entry()", "audit",
            "--blackbox", "slow:coin", "--runner", "local", "--runs", "400000",
            "--explore-runs", "100000", "--chunk-runs", "2000", "--out", str(tmp_path / "o")]
@@ -114,7 +112,7 @@ def test_sigint_to_the_whole_group_is_one_clean_stop(tmp_path):
     # (A repeat that does not coalesce with the first is ignored within 1 s: test_supervise.)
     (tmp_path / "slow.py").write_text(COIN.format(body="import time; time.sleep(0.05)"))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    env.pop(launch.VERDICT_FILE_ENV, None)
+    env.pop(launch.VERDICT_FD_ENV, None)
     run = [sys.executable, "-c", "from privaudit.launch import entry; entry()"]
     args = ["audit", "--blackbox", "slow:coin", "--runner", "local", "--runs", "40000",
             "--explore-runs", "10000", "--chunk-runs", "2000", "--seed", "1", "--quiet"]
@@ -139,3 +137,36 @@ def test_sigint_to_the_whole_group_is_one_clean_stop(tmp_path):
     a = json.loads((tmp_path / "o" / "result.json").read_text())
     b = json.loads((tmp_path / "full" / "result.json").read_text())
     assert done >= 3 and a["epsilon_lower"] == b["epsilon_lower"]
+
+
+def test_a_process_the_black_box_forked_does_not_hold_the_parent(tmp_path, monkeypatch, capfd):
+    # The fork inherits the verdict pipe's write end and outlives the child, which then crashes
+    # without a verdict: the parent must not wait for an EOF that comes only when the fork
+    # ends (a blocking read waits out its 120 s; the bound below detects that hang, it does
+    # not time privaudit).
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "forker.py").write_text(
+        "import os, signal, time\n"
+        "if os.fork() == 0:\n"
+        "    open('grandchild.pid', 'w').write(str(os.getpid()))\n"
+        "    time.sleep(120)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    bb = _coin(tmp_path, "forks", "import forker, ctypes; ctypes.CDLL(None).exit(1)")
+    t0 = time.monotonic()
+    try:
+        code = launch.launch(["audit", "--blackbox", bb, *FAST])
+        elapsed = time.monotonic() - t0
+    finally:
+        pid_file = tmp_path / "grandchild.pid"
+        deadline = time.time() + 10
+        while not pid_file.exists() and time.time() < deadline:
+            time.sleep(0.05)
+        if pid_file.exists():
+            try:
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+    err = capfd.readouterr().err
+    assert code == launch.EXIT_INTERNAL, err
+    assert "ended with exit code 1 before privaudit decided" in err
+    assert elapsed < 60
