@@ -38,8 +38,9 @@ Beside them:
 
 Cells read "epsilon_lower (wall s; bb s)", bb being the seconds spent inside the black box's own
 `sample` (local runs). With ``--ray`` the instance is started and its workers warmed (two
-small audits) before the first row; both are printed apart, not counted in the rows. "—" marks mechanisms a peer does not cover; "V" a confirmed violation. Rows where privaudit at the
-largest budget is below DP-Sniper's 1/10 figure are listed at the end, per convention.
+small audits) before the first row; both are printed apart, not counted in the rows. "—" marks
+mechanisms a peer does not cover; "V" a confirmed violation. Rows where privaudit at the largest
+budget is below DP-Sniper's 1/10 figure are listed at the end, per convention.
 """
 
 from __future__ import annotations
@@ -146,8 +147,8 @@ def main() -> None:
         started = time.perf_counter() - t
         # and its workers warm (a worker's first task imports numpy and privaudit)
         t = time.perf_counter()
+        warm = algorithms.get("lit-laplace")
         for _ in range(2):
-            warm = algorithms.get("lit-laplace")
             audit(warm, warm.pairs[:1], explore_runs=10_000, confirm_runs=10_000, runner=runner)
         print(f"Ray: {runner.workers()} CPUs, started/joined in {started:.1f} s, workers warmed "
               f"in {time.perf_counter() - t:.1f} s (neither in the rows' times)", flush=True)

@@ -282,7 +282,7 @@ class RayRunner(Runner):
                 if progress is not None:
                     progress(size)
         self.stats = {"chunks": len(tasks), "from_journal": len(tasks) - len(todo),
-                      "computed": 0, "tasks": 0}
+                      "computed": 0, "tasks": 0, "abandoned": 0}
         if todo:
             self._execute(jobs, seed, todo, journal, progress, merger)
         return merger.totals()
