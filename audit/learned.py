@@ -58,21 +58,19 @@ def learn_runs(explore_runs: int) -> int:
 
 def _score(featurizer: Featurizer, weights: tuple, outputs: np.ndarray) -> np.ndarray:
     """``w . φ(output)`` per run; integer outputs are featurised once per distinct row (a chunk
-    of a sparse vector's runs holds a few thousand distinct answer vectors, and the pairwise
-    features of a run would not fit in memory for a whole chunk)."""
-    w = np.asarray(weights, dtype=np.float64)
+    of a sparse vector's runs holds a few thousand distinct answer vectors)."""
     if outputs.dtype.kind in "biu" and outputs.ndim == 2 and outputs.shape[0] > 1:
         rows, inv = distinct_rows(outputs)
-        return (featurizer(rows) @ w)[inv]
-    return featurizer(outputs) @ w
+        return featurizer.scores(rows, [weights])[0][inv]
+    return featurizer.scores(outputs, [weights])[0]
 
 
 def score_all(scorers: Sequence["Scorer"], outputs: np.ndarray) -> list[np.ndarray]:
     """``[s(outputs) for s in scorers]``, bit for bit, with each featurizer applied once.
 
     Many scorers share a featurizer (one per column of a mixed output, linear and pairwise fits
-    of the same layout); featurising is the costly step, so the features are computed once per
-    distinct featurizer and released before the next (pairwise features of a chunk are large)."""
+    of the same layout); featurising is the costly step, so the base features are computed once
+    per distinct featurizer (`Featurizer.scores`) and released before the next."""
     integer = outputs.dtype.kind in "biu" and outputs.ndim == 2 and outputs.shape[0] > 1
     if integer:
         rows, inv = distinct_rows(outputs)
@@ -81,11 +79,9 @@ def score_all(scorers: Sequence["Scorer"], outputs: np.ndarray) -> list[np.ndarr
         groups.setdefault(s.featurizer, []).append(i)
     out: list = [None] * len(scorers)
     for featurizer, members in groups.items():
-        f = featurizer(rows if integer else outputs)
-        for i in members:
-            w = np.asarray(scorers[i].weights, dtype=np.float64)
-            out[i] = (f @ w)[inv] if integer else f @ w
-        del f
+        scores = featurizer.scores(rows if integer else outputs, [scorers[i].weights for i in members])
+        for i, sc in zip(members, scores):
+            out[i] = sc[inv] if integer else sc
     return out
 
 

@@ -46,6 +46,10 @@ class Featurizer:
 
     def base(self, outputs: np.ndarray) -> np.ndarray:
         x = np.asarray(outputs, dtype=np.float64).reshape(outputs.shape[0], -1)
+        if self._plain():
+            # raw coordinates (NaN -> 0 as below): the same array, without the per-column rows and
+            # the transpose — a continuous vector's scores are computed on every confirmation run
+            return np.where(np.isnan(x), 0.0, x)
         n_base = sum(len(a) + int(s) + int(v) for a, s, v in zip(self.atoms, self.missing, self.numeric))
         # features are written as rows of a (features, runs) array, then transposed in blocks
         # (`_transpose`): the same values as stacking columns, without striding through a
@@ -88,6 +92,34 @@ class Featurizer:
         for j, (a, b) in enumerate(zip(i.tolist(), k.tolist())):
             np.multiply(f[:, a], f[:, b], out=out[:, m + j])
         return out
+
+    def scores(self, outputs: np.ndarray, weights: list[np.ndarray]) -> list[np.ndarray]:
+        """``self(outputs) @ w`` for each w, without building the pairwise features.
+
+        With ``pairwise``, w holds the m base weights, then one weight per product f_a f_b
+        (a < b, in `np.triu_indices` order); the products' part of the score is the quadratic
+        form ``f^T W f`` with W upper-triangular, computed as ``sum((f @ W) * f)`` per run: an
+        (n, m) array instead of an (n, m + m(m-1)/2) one. Equal to the explicit dot product up to
+        rounding (the order of the additions differs)."""
+        f = self.base(outputs)
+        m = f.shape[1]
+        quadratic = self.pairwise and m >= 2
+        if quadratic:
+            i, k = np.triu_indices(m, 1)
+        out = []
+        for w in weights:
+            w = np.asarray(w, dtype=np.float64)
+            s = f @ w[:m]
+            if quadratic:
+                W = np.zeros((m, m))
+                W[i, k] = w[m:]
+                s += np.einsum("ij,ij->i", f @ W, f)
+            out.append(s)
+        return out
+
+    def _plain(self) -> bool:
+        return (not self.symbols and all(not a for a in self.atoms) and not any(self.missing)
+                and all(self.numeric))
 
     def n_features(self) -> int:
         m = sum(len(a) + int(s) + int(n) for a, s, n in zip(self.atoms, self.missing, self.numeric))

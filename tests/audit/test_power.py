@@ -120,6 +120,35 @@ def test_score_event_round_trips_and_counts_the_same():
     assert Featurizer.from_dict(lay.to_dict()) == lay
 
 
+@pytest.mark.parametrize("lay", [
+    mixed_layout([np.where(np.arange(3000)[:, None] % 3 == 0, np.nan,
+                           np.random.default_rng(1).normal(size=(3000, 3)))]),
+    Featurizer(3, ((-100.0,), (), ()), (False, True, False), (True, True, True)),
+    discrete_layout([np.array([[0, 1, 2], [1, 1, 0], [-1, 0, 2]])]),
+], ids=["nan", "atom", "discrete"])
+@pytest.mark.parametrize("pairwise", [False, True])
+def test_featurizer_scores_equal_the_explicit_features(lay, pairwise):
+    """`Featurizer.scores` evaluates the products' weights as a quadratic form instead of building
+    the product features: the same scores up to rounding, on plain, mixed and discrete layouts
+    (and on the plain layout's fast path through `base`)."""
+    assert lay is not None
+    lay = lay.with_pairwise(pairwise)
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(2000, lay.width)) * 3
+    x[::4, 0] = -100.0
+    x[::5, 1] = np.nan
+    if lay.zero_atoms is False:  # discrete codes
+        x = np.rint(np.nan_to_num(x)).clip(-1, 2)
+    w = [rng.normal(size=lay.n_features()) for _ in range(3)]
+    for got, wk in zip(lay.scores(x, w), w):
+        want = lay(x) @ wk
+        assert np.allclose(got, want, rtol=1e-12, atol=1e-9 * np.abs(want).max())
+        assert not np.array_equal(got, np.zeros_like(got))
+    plain = Featurizer(2, ((), ()), (False, False), (True, True))
+    y = np.array([[1.0, np.nan], [-2.5, 3.0]])
+    assert np.array_equal(plain.base(y), np.array([[1.0, 0.0], [-2.5, 3.0]]))
+
+
 def test_logistic_fit_separates_by_the_informative_feature():
     rng = np.random.default_rng(0)
     fa = rng.normal(size=(4000, 3)) + np.array([0.0, 1.0, 0.0])
