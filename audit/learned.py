@@ -28,6 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import optimize, special
 
+from .binning import bin_index
 from .crossfit import LearningCodes
 from .events import Candidate, threshold_candidates
 from .mixed import Featurizer, continuous_layout, discrete_layout
@@ -153,7 +154,7 @@ class ScoreHistogramCounter:
             counts[: raw.shape[0], : raw.shape[1]] = raw
         scores = score_all(self.scorers[: len(self.score_edges)], outputs)
         for k, (e, sc) in enumerate(zip(self.score_edges, scores)):
-            b = np.searchsorted(np.asarray(e), sc, side="right")
+            b = bin_index(np.asarray(e), sc)
             counts[len(self.edges) + k, : len(e) + 1] = np.bincount(b, minlength=len(e) + 1)
         return HistogramCounts(int(outputs.shape[0]), counts)
 

@@ -44,11 +44,16 @@ class Featurizer:
     pairwise: bool = False
     zero_atoms: bool = True   # value feature 0 on atoms ("no answer"); False for discrete codes
 
-    def base(self, outputs: np.ndarray) -> np.ndarray:
+    def base(self, outputs: np.ndarray, copy: bool = True) -> np.ndarray:
+        """The base features, one row per run; ``copy=False`` may return `outputs` itself (a
+        view of it) when they are the features already, for callers that only read them."""
         x = np.asarray(outputs, dtype=np.float64).reshape(outputs.shape[0], -1)
         if self._plain():
             # raw coordinates (NaN -> 0 as below): the same array, without the per-column rows and
-            # the transpose — a continuous vector's scores are computed on every confirmation run
+            # the transpose — a continuous vector's scores are computed on every confirmation
+            # run. A finite sum means no NaN (a NaN or an overflow makes it NaN or inf).
+            if np.isfinite(x.sum()):
+                return x.copy() if copy else x
             return np.where(np.isnan(x), 0.0, x)
         n_base = sum(len(a) + int(s) + int(v) for a, s, v in zip(self.atoms, self.missing, self.numeric))
         # features are written as rows of a (features, runs) array, then transposed in blocks
@@ -101,7 +106,7 @@ class Featurizer:
         form ``f^T W f`` with W upper-triangular, computed as ``sum((f @ W) * f)`` per run: an
         (n, m) array instead of an (n, m + m(m-1)/2) one. Equal to the explicit dot product up to
         rounding (the order of the additions differs)."""
-        f = self.base(outputs)
+        f = self.base(outputs, copy=False)
         m = f.shape[1]
         quadratic = self.pairwise and m >= 2
         if quadratic:
@@ -109,12 +114,15 @@ class Featurizer:
         out = []
         for w in weights:
             w = np.asarray(w, dtype=np.float64)
-            s = f @ w[:m]
             if quadratic:
+                # f.w + f^T W f = sum_j ((f @ W)_j + w_j) f_j: one product with f, one sum
                 W = np.zeros((m, m))
                 W[i, k] = w[m:]
-                s += np.einsum("ij,ij->i", f @ W, f)
-            out.append(s)
+                g = f @ W
+                g += w[:m]
+                out.append(np.einsum("ij,ij->i", g, f))
+            else:
+                out.append(f @ w[:m])
         return out
 
     def _plain(self) -> bool:

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .binning import bin_index
 from .errors import PrivauditError
 
 # Outputs whose codes are small non-negative integers are counted with bincount (fast path).
@@ -341,7 +342,7 @@ class HistogramCounter:
         width = max(len(e) for e in self.edges) + 1
         counts = np.zeros((len(self.edges), width), dtype=np.int64)
         for j, e in enumerate(self.edges):
-            b = np.searchsorted(np.asarray(e), stats[:, j], side="right")
+            b = bin_index(np.asarray(e), np.ascontiguousarray(stats[:, j]))
             counts[j, : len(e) + 1] = np.bincount(b, minlength=len(e) + 1)
         return HistogramCounts(int(outputs.shape[0]), counts)
 

@@ -147,6 +147,8 @@ def test_featurizer_scores_equal_the_explicit_features(lay, pairwise):
     plain = Featurizer(2, ((), ()), (False, False), (True, True))
     y = np.array([[1.0, np.nan], [-2.5, 3.0]])
     assert np.array_equal(plain.base(y), np.array([[1.0, 0.0], [-2.5, 3.0]]))
+    z = np.array([[1.0, 2.0], [-2.5, 3.0]])
+    assert np.array_equal(plain.base(z), z) and not np.shares_memory(plain.base(z), z)
 
 
 def test_logistic_fit_separates_by_the_informative_feature():

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from audit import Claim, Dataset, stats
+from audit.binning import bin_index
 from audit.errors import PrivauditError
 from audit.journal import Journal
 from audit.journal_check import record_problem
@@ -44,6 +45,26 @@ def test_clopper_pearson_brackets_the_estimate(n, frac, alpha):
     assert 0.0 <= lo <= k / n <= hi <= 1.0
     if k > 0:   # more successes never lower the lower bound
         assert float(stats.cp_lower(k - 1, n, alpha)) <= lo
+
+
+@SETTINGS
+@given(n=st.integers(32, 500), loc=st.floats(-1e6, 1e6), scale=st.floats(1e-6, 1e4),
+       shape=st.sampled_from(["normal", "laplace", "uniform"]), repeats=st.integers(0, 40),
+       seed=st.integers(0, 2**32 - 1))
+def test_bin_index_is_searchsorted(n, loc, scale, shape, repeats, seed):
+    """The lookup-table binning equals a binary search element for element: on quantile-like
+    grids with far-tail points (as exploration's), with repeated edges, on values at the edges,
+    just beside them, far out, infinite and NaN (enough values for the table to be used)."""
+    rng = np.random.default_rng(seed)
+    inner = getattr(rng, shape)(size=n)
+    e = loc + scale * np.concatenate([inner, inner.min() - 2.0 ** np.arange(8),
+                                      inner.max() + 2.0 ** np.arange(8)])
+    e = np.sort(np.concatenate([e, rng.choice(e, repeats)]))
+    v = np.concatenate([rng.choice(e, 4000), np.nextafter(rng.choice(e, 4000), np.inf),
+                        np.nextafter(rng.choice(e, 4000), -np.inf),
+                        loc + scale * getattr(rng, shape)(size=8000), [np.nan, np.inf, -np.inf]])
+    rng.shuffle(v)
+    assert np.array_equal(bin_index(e, v), np.searchsorted(e, v, side="right"))
 
 
 @SETTINGS
