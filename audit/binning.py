@@ -40,7 +40,8 @@ def bin_index(edges: np.ndarray, values: np.ndarray) -> np.ndarray:
     # cells far wider than the rounding of lo + k h (else the slack above would not hold)
     if not (np.isfinite(lo) and np.isfinite(hi) and h > 1e-9 * max(abs(lo), abs(hi))):
         return np.searchsorted(e, v, side="right")
-    below = np.searchsorted(e, lo + h * np.arange(-2, cells + 3), side="right")  # edges <= start of cell k, at k + 2
+    # below[k + 2]: the edges <= the start of cell k, for k = -2 .. cells + 2
+    below = np.searchsorted(e, lo + h * np.arange(-2, cells + 3), side="right")
     first, last = below[:cells], below[5:]
     steps = int((last - first).max())
     if steps > _MAX_STEPS:
