@@ -17,7 +17,7 @@ from audit import learned
 from audit.errors import BlackBoxError
 from audit.events import conservative_order
 from audit.learned import ScoreEvent, fit_logistic
-from audit.mixed import Featurizer, discrete_layout, mixed_layout
+from audit.mixed import Featurizer, continuous_layout, discrete_layout, mixed_layout
 from power_mechanisms import SVT1, SVT3, SVT6, Geometric, LaplaceVector, statdp_pairs
 
 X_SHAPE = statdp_pairs(10)[6]
@@ -125,7 +125,8 @@ def test_score_event_round_trips_and_counts_the_same():
                            np.random.default_rng(1).normal(size=(3000, 3)))]),
     Featurizer(3, ((-100.0,), (), ()), (False, True, False), (True, True, True)),
     discrete_layout([np.array([[0, 1, 2], [1, 1, 0], [-1, 0, 2]])]),
-], ids=["nan", "atom", "discrete"])
+    continuous_layout(3),
+], ids=["nan", "atom", "discrete", "plain"])
 @pytest.mark.parametrize("pairwise", [False, True])
 def test_featurizer_scores_equal_the_explicit_features(lay, pairwise):
     """`Featurizer.scores` evaluates the products' weights as a quadratic form instead of building
