@@ -22,6 +22,7 @@ from audit.binning import bin_index
 from audit.errors import PrivauditError
 from audit.journal import Journal
 from audit.journal_check import record_problem
+from audit.learned import score_grid
 from audit.neighbours import input_distance, parse_input_distance
 from privaudit.ci_config import parse_config
 from reports.jsonio import loads as load_result_text
@@ -198,3 +199,24 @@ def test_result_reader_loads_or_refuses(d):
         return
     with pytest.raises(PrivauditError):
         load_result_text(text)   # random JSON is never a valid result
+
+
+def test_bin_index_uses_its_table_on_an_exploration_grid(monkeypatch):
+    """On the grid exploration builds (score_grid of a learning sample) the lookup table is used:
+    the binary search only sees the cell starts and the few values outside the table's window,
+    never the whole array (else the speed-up would be gone while the results stay equal)."""
+    rng = np.random.default_rng(0)
+    e = np.array(score_grid(rng.laplace(0, 10, 20_000)))
+    v = rng.laplace(0, 10, 1 << 18)
+    sizes = []
+    real = np.searchsorted
+
+    def spy(a, x, *args, **kw):
+        sizes.append(np.size(x))
+        return real(a, x, *args, **kw)
+
+    monkeypatch.setattr(np, "searchsorted", spy)
+    got = bin_index(e, v)
+    monkeypatch.undo()
+    assert np.array_equal(got, np.searchsorted(e, v, side="right"))
+    assert sizes and max(sizes) < v.size // 4
