@@ -5,12 +5,16 @@
 2. *Explore* (`explore_runs` per input): counts per output code / histogram bin, from which the
    candidate events of every pair, query and direction are scored by the bound a confirmation is
    expected to certify.
+   *Replicate* (fixed-budget audits whose chosen events are thresholds; `audit.replicate`):
+   the chosen threshold events and the next best of the same pair are counted again on
+   ``explore_runs`` fresh runs per input, and a chosen event whose leak does not show again is
+   replaced by the best of them.
 3. *Confirm* (`confirm_runs` per input, fresh seeds): only the selected candidates are counted
    again; the error budget ``1 - confidence`` is split (Bonferroni) over both one-sided bounds of
    every confirmed test. Selection is never paid for with confirmation samples.
 
-Seeds: phase ``k`` (0 explore, 1 confirm, 2 pilot, 3 search) of pair ``p``, input side ``s``
-draws from ``SeedSequence(seed, spawn_key=(k, p, s, chunk))``.
+Seeds: phase ``k`` (0 explore, 1 confirm, 2 pilot, 3 search, 8 replicate) of pair ``p``, input
+side ``s`` draws from ``SeedSequence(seed, spawn_key=(k, p, s, chunk))``.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from .events import (
 )
 from .extensions import find_search
 from .group import check_group, check_within, copies, group_claim, per_individual
-from . import crossfit, learned
+from . import crossfit, learned, replicate
 from .interfaces import (
     certified_of,
     declared_input_distance,
@@ -309,6 +313,41 @@ def explore_in_stages(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, exp
                           claim=claim, n_confirm=confirm_runs, alpha=alpha, validate=validate)
 
 
+def replicate_choice(blackbox: Any, pairs: Sequence[Pair], cands: Sequence[Candidate],
+                     chosen: Sequence[Candidate], *, claim: Claim, explore_runs: int,
+                     confirm_runs: int, confidence: float, tests: int, seed: int, runner: Runner,
+                     journal: Any = None, progress: Any = None) -> tuple[list[Candidate], dict | None]:
+    """Count the chosen threshold events and the next best on fresh runs and replace a chosen one
+    whose leak does not show again (`audit.replicate`). Returns the choice to confirm and a
+    record of the replication (None when nothing chosen is a threshold event)."""
+    short = replicate.shortlist(cands, chosen)
+    if not short:
+        return list(chosen), None
+    by_pair: dict[int, list[int]] = {}
+    for k, c in enumerate(short):
+        by_pair.setdefault(c.pair_index, []).append(k)
+    order = sorted(by_pair)
+    jobs = []
+    for i in order:
+        events = tuple(short[k].event for k in by_pair[i])
+        p = pairs[i]
+        jobs += [Job(blackbox, inp, explore_runs, EventCounter(events), (replicate.REPLICATE, i, s),
+                     p.queries) for s, inp in enumerate((p.a, p.b))]
+    reds = runner.run(jobs, seed, journal=journal, progress=progress)
+    counts: list[tuple[int, int]] = [(0, 0)] * len(short)
+    for j, i in enumerate(order):
+        for e, k in enumerate(by_pair[i]):
+            counts[k] = (int(reds[2 * j].counts[e]), int(reds[2 * j + 1].counts[e]))
+    alpha = stats.per_bound_alpha(confidence, tests)
+    again = replicate.with_replication(short, counts, explore_runs, n_confirm=confirm_runs,
+                                       alpha=alpha, claim=claim)
+    final, replaced = replicate.reconcile(chosen, again)
+    info = {"runs_per_side": explore_runs, "events": len(short), "pairs": len(order),
+            "replaced": replaced,
+            "shortlist": [c.to_history() for c in again]}
+    return final, info
+
+
 def confirm(blackbox: Any, pairs: Sequence[Pair], chosen: Sequence[Candidate], *, claim: Claim,
             confirm_runs: int, confidence: float, seed: int, runner: Runner, journal: Any = None,
             progress: Any = None) -> list[BoundTest]:
@@ -378,8 +417,14 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
         cands = explore(blackbox, pairs, claim=claim, explore_runs=explore_runs,
                         confirm_runs=confirm_runs, confidence=confidence, tests=tests, seed=seed,
                         runner=runner, journal=journal, progress=progress)
-    t1 = time.perf_counter()
     chosen = choose(cands, tests, explored)
+    replication = None
+    if not sequential:  # a threshold chosen by a chance excess in a tail shows no leak again
+        chosen, replication = replicate_choice(
+            blackbox, pairs, cands, chosen, claim=claim, explore_runs=explore_runs,
+            confirm_runs=confirm_runs, confidence=confidence, tests=tests, seed=seed,
+            runner=runner, journal=journal, progress=progress)
+    t1 = time.perf_counter()
     seq_info = None
     if sequential:  # anytime-valid bounds, stopping as soon as the evidence is enough
         confirmed, seq_info = confirm_sequential(
@@ -414,12 +459,20 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
     search["candidates_scored"] = len(cands)
     search["pairs"] = len(pairs)
     search["top_explored"] = [c.to_history() for c in ranked[:10]]
+    if replication is not None:
+        search["replication"] = replication
     notes = []
     if not is_reproducible(blackbox):
         notes.append("runs not reproducible: the black box draws from its own entropy and ignores "
                      "the seed, so a rerun gives other counts (the bound is valid all the same)")
     if nondet is not None:
         notes.append(nondet)
+    for r in (replication or {}).get("replaced", []):
+        notes.append(f"replicated: exploration's choice `{r['chosen']}` ({r['direction']}, pair "
+                     f"{r['pair_index']}) showed no comparable leak on {explore_runs:,} fresh runs "
+                     f"per input (expected bound {r['replicated_expected']:.4g} on them) and was "
+                     f"replaced by `{r['by']}` ({r['by_direction']}, expected "
+                     f"{r['by_replicated_expected']:.4g} on them)")
     ceiling = stats.max_certifiable_epsilon(confirm_runs, confidence, m, claim.delta)
     if seq_info is not None:
         ceiling = sequential_ceiling(confirm_runs, confidence, m, claim.delta)

@@ -10,6 +10,7 @@ and count membership there.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -305,6 +306,19 @@ class CodeCounter:
         return CodeCounts()
 
 
+def _statistic_key(event: Any) -> Any:
+    """What fixes a threshold event's statistic (the event with its cut and side blanked), or
+    None when the event is not a half-line of a statistic (a code set) or cannot be hashed."""
+    if not (hasattr(event, "statistic") and hasattr(event, "threshold") and hasattr(event, "side")):
+        return None
+    try:
+        key = dataclasses.replace(event, threshold=0.0, side="ge", label="")
+        hash(key)
+    except (TypeError, ValueError):
+        return None
+    return key
+
+
 @dataclass(frozen=True)
 class EventCounter:
     """Membership counts for a fixed list of events (confirmation)."""
@@ -312,8 +326,20 @@ class EventCounter:
     events: tuple
 
     def __call__(self, outputs: np.ndarray) -> EventCounts:
-        counts = np.array([int(np.count_nonzero(e.contains(outputs))) for e in self.events],
-                          dtype=np.int64)
+        # thresholds of one statistic (both sides, several cuts: a replication shortlist) share
+        # its evaluation, the costly part for learned scores
+        stats: dict = {}
+        counts = np.empty(len(self.events), dtype=np.int64)
+        for i, e in enumerate(self.events):
+            key = _statistic_key(e)
+            if key is None:
+                hit = e.contains(outputs)
+            else:
+                if key not in stats:
+                    stats[key] = e.statistic(outputs)
+                s = stats[key]
+                hit = s >= e.threshold if e.side == "ge" else s < e.threshold
+            counts[i] = int(np.count_nonzero(hit))
         return EventCounts(int(outputs.shape[0]), counts)
 
     def empty(self) -> EventCounts:

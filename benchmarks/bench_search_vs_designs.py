@@ -62,9 +62,12 @@ def best_found_exact(learner, result) -> float | None:
 
 
 def runs_spent(result, n_pairs: int) -> int:
-    """Black-box runs in all, both sides: search + exploration of every pair + confirmation."""
+    """Black-box runs in all, both sides: search + exploration of every pair + replication of a
+    chosen threshold (mechanisms only) + confirmation."""
     tests = max(1, len(result.confirmed or []))
+    rep = result.search.get("replication") or {}
     return int(result.search.get("search_runs", 0) or 0) + 2 * result.explore_runs * n_pairs \
+        + 2 * int(rep.get("pairs", 0)) * int(rep.get("runs_per_side", 0)) \
         + 2 * result.confirm_runs * tests
 
 

@@ -17,6 +17,7 @@ import os
 import sys
 from typing import Any, Callable, Sequence, TextIO
 
+from audit.replicate import REPLICATE
 from audit.runners.base import Job, Runner, total_runs
 from audit.staged import EXPLORE_STAGE, EXPLORE_VALIDATE
 
@@ -93,7 +94,8 @@ def make_progress(total: int | None = None, desc: str = "runs", *, stream: TextI
 def _phase(jobs: Sequence[Job]) -> str:
     # The auditor's phases are the first element of every job key (audit/auditor.py).
     names = {0: "explore", 1: "confirm", 2: "pilot", 3: "search",
-             EXPLORE_STAGE: "explore (stage)", EXPLORE_VALIDATE: "explore (validation)"}
+             EXPLORE_STAGE: "explore (stage)", EXPLORE_VALIDATE: "explore (validation)",
+             REPLICATE: "replicate"}
     kinds = {names.get(int(j.key[0]), "runs") if len(j.key) else "runs" for j in jobs}
     return kinds.pop() if len(kinds) == 1 else "runs"
 

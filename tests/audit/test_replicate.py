@@ -1,0 +1,175 @@
+"""Replication of a chosen threshold event on fresh runs (audit/replicate.py): deterministic checks
+of the shortlist and the replacement rule, and seeded audits where exploration's own counts pick
+a tail that a chance excess made look leaky."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import algorithms
+from audit import Claim, audit, auditor, learned, staged
+from audit.events import Candidate, _tail_safe_rates
+from audit.reducers import CodeSet, EventCounter, Threshold
+from audit.replicate import (REPLICATE, SHORTLIST, reconcile, replicable, shortlist,
+                             with_replication)
+from audit.stats import expected_bounds
+
+CLAIM = Claim(0.1)
+
+
+def _thr(pair, t, eps, direction="a>b", side="ge"):
+    return Candidate(pair, direction, Threshold((1.0,), t, side, "output"), 10, 100, 5, 100, eps, 0.0)
+
+
+def test_only_threshold_events_not_ranked_on_a_learning_sample_are_replicable():
+    assert replicable(_thr(0, 1.0, 0.5))
+    assert not replicable(Candidate(0, "a>b", CodeSet((1,)), 10, 100, 5, 100, 0.5, 0.0))
+    ranked = _thr(0, 1.0, 0.5)
+    ranked.extra["learning_counts"] = [1, 2, 3]
+    assert not replicable(ranked)
+
+
+def test_shortlist_takes_the_chosen_then_the_best_of_the_same_pair():
+    chosen = [_thr(0, 50.0, 0.9)]
+    others = [_thr(1, 0.0, 0.95)] + [_thr(0, float(t), 0.8 - 0.01 * t) for t in range(20)] \
+        + [Candidate(0, "a>b", CodeSet((1,)), 10, 100, 5, 100, 0.99, 0.0)]
+    short = shortlist(others + chosen, chosen)
+    assert short[0] is chosen[0]
+    assert len(short) == SHORTLIST
+    assert all(c.pair_index == 0 and isinstance(c.event, Threshold) for c in short)
+    assert [c.event.threshold for c in short[1:]] == [float(t) for t in range(SHORTLIST - 1)]
+    assert shortlist(others, [others[-1]]) == []    # nothing chosen is a threshold: no runs
+
+
+def test_replicated_prediction_is_planned_on_the_fresh_counts_alone():
+    c = _thr(0, 1.0, 0.9, direction="b>a")
+    (r,) = with_replication([c], [(300, 500)], 1000, n_confirm=10_000, alpha=0.05, claim=CLAIM)
+    assert r.extra["replicated"] == [500, 300, 1000]      # "b>a": p counts input b
+    p, q = _tail_safe_rates(np.array([500]), np.array([300]), 1000, 1000)
+    eps, delta = expected_bounds(p, q, 10_000, 0.05, 0.1, 0.0)
+    assert r.extra["replicated_expected_epsilon"] == pytest.approx(float(eps[0]))
+    assert r.expected_epsilon == 0.9                      # exploration's prediction is kept
+    assert "replicated" not in c.extra                    # inputs are not modified
+
+
+def _replicated(c, eps):
+    c.extra = {**c.extra, "replicated": [0, 0, 1], "replicated_expected_epsilon": eps,
+               "replicated_expected_delta": 0.0}
+    return c
+
+
+def test_a_pick_that_does_not_replicate_is_replaced_by_the_best_replicated():
+    pick, a, b = _thr(0, 9.0, 0.7), _thr(0, 1.0, 0.5), _thr(0, 2.0, 0.6)
+    short = [_replicated(pick, 0.0), _replicated(a, 0.4), _replicated(b, 0.3)]
+    out, replaced = reconcile([pick], short)
+    assert out[0].event == a.event and out[0].extra["replaces"] == pick.event.describe()
+    assert replaced[0]["by_replicated_expected"] == 0.4 and replaced[0]["replicated_expected"] == 0.0
+
+
+@pytest.mark.parametrize("own, best", [(0.25, 0.4), (0.0, 0.0), (0.5, 0.3),
+                                       (0.0, 0.34)])   # last: the best is under half the promise
+def test_a_pick_that_replicates_or_has_no_better_replicated_rival_stays(own, best):
+    pick, a = _thr(0, 9.0, 0.7), _thr(0, 1.0, 0.5)
+    out, replaced = reconcile([pick], [_replicated(pick, own), _replicated(a, best)])
+    assert out[0].event == pick.event and not replaced
+
+
+def test_two_chosen_events_are_not_replaced_by_the_same_one():
+    p1, p2, a, b = _thr(0, 9.0, 0.6), _thr(0, 8.0, 0.5), _thr(0, 1.0, 0.5), _thr(0, 2.0, 0.4)
+    short = [_replicated(p1, 0.0), _replicated(p2, 0.0), _replicated(a, 0.4), _replicated(b, 0.3)]
+    out, replaced = reconcile([p1, p2], short)
+    assert [c.event.threshold for c in out] == [1.0, 2.0] and len(replaced) == 2
+
+
+def _dpsniper_audit(name, runs, seed):
+    m = algorithms.get(name)
+    return audit(m, m.pairs[:1], explore_runs=runs // 10, confirm_runs=runs, seed=seed,
+                 confidence=0.9)
+
+
+def test_laplace_seed_13_no_longer_confirms_a_chance_tail():
+    # DP-Sniper's convention at 2e6: exploration's best, `output >= 73.8` for b over a, was 0
+    # counts against a chance few; before replication the audit confirmed 0.0 (true 0.1)
+    r = _dpsniper_audit("lit-laplace", 2_000_000, 13)
+    rep = r.search["replication"]
+    assert rep["runs_per_side"] == 200_000 and rep["pairs"] == 1
+    assert len(rep["replaced"]) == 1 and rep["replaced"][0]["replicated_expected"] == 0.0
+    assert r.witness.event_text == rep["replaced"][0]["by"]
+    assert 0.09 < r.epsilon_lower <= 0.1 + 1e-9 and not r.violation
+    assert any(n.startswith("replicated: exploration's choice `output >= 73.8") for n in r.notes)
+    saved = json.loads(json.dumps(r.to_dict()))["search"]["replication"]
+    assert saved["replaced"][0]["by"] == r.witness.event_text
+
+
+def test_a_pick_that_replicates_is_confirmed_as_explored():
+    r = _dpsniper_audit("lit-laplace", 2_000_000, 0)
+    rep = r.search["replication"]
+    assert rep["replaced"] == [] and rep["events"] >= 2
+    assert rep["shortlist"][0]["event"] == r.witness.event_text
+    assert rep["shortlist"][0]["replicated"][2] == 200_000
+
+
+@pytest.mark.parametrize("name", ["dp-rr", "lit-svt1"])
+def test_code_set_outputs_draw_no_replication_runs(name):
+    # randomized response (two codes: prefix sets only) and sparse vector's answer vectors
+    # (ranked on a learning sample already, audit.crossfit)
+    m = algorithms.get(name)
+    r = audit(m, m.pairs[:1], explore_runs=20_000, confirm_runs=50_000, seed=0)
+    assert "replication" not in r.search
+
+
+def test_replication_runs_are_a_phase_of_their_own():
+    used = {auditor.EXPLORE, auditor.CONFIRM, auditor.PILOT, auditor.SEARCH, learned.LEARN,
+            staged.EXPLORE_STAGE, staged.EXPLORE_VALIDATE}
+    assert REPLICATE not in used
+
+
+@pytest.mark.parametrize("seed", [0, 3, 7])
+def test_a_leak_that_lives_in_a_thin_tail_is_kept(seed):
+    # report noisy max releasing the exponential mechanism's noisy value (eps = inf): the leak
+    # is in thin tails, which a stricter plan on exploration's counts gave up (mean 0.80 -> 0.42
+    # over 20 seeds at 2e6); on fresh runs such a tail shows again and is kept
+    r = _dpsniper_audit("lit-rnm-exp-value", 2_000_000, seed)
+    assert r.search["replication"]["replaced"] == []
+    assert r.violation
+
+
+def test_sequential_audits_keep_their_own_check():
+    m = algorithms.get("lit-laplace")
+    r = audit(m, m.pairs[:1], explore_runs=100_000, confirm_runs=1_000_000, seed=13,
+              sequential=True)
+    assert "replication" not in r.search and r.sequential is not None
+
+
+def test_event_counter_shares_a_statistic_and_counts_as_each_event_would():
+    rng = np.random.default_rng(0)
+    out = rng.normal(size=(5000, 3))
+    evs = (Threshold((1.0, 0.0, 0.0), 0.3, "ge", "x"), Threshold((1.0, 0.0, 0.0), 0.3, "lt", "x"),
+           Threshold((1.0, 0.0, 0.0), -1.0, "ge", "x"), Threshold((1.0, 1.0, 1.0), 0.0, "ge", "sum"),
+           Threshold((1.0, 0.0, 0.0), 0.3, "ge", "x"))
+    calls = []
+
+    class Counting(Threshold):
+        def statistic(self, outputs):
+            calls.append(self.weights)
+            return super().statistic(outputs)
+
+    counted = tuple(Counting(e.weights, e.threshold, e.side, e.label) for e in evs)
+    got = EventCounter(counted)(out).counts.tolist()
+    assert got == [int(np.count_nonzero(e.contains(out))) for e in evs]
+    assert sorted(calls) == [(1.0, 0.0, 0.0), (1.0, 1.0, 1.0)]   # one evaluation per statistic
+    codes = CodeSet((1, 2))
+    ints = rng.integers(0, 4, size=1000)
+    assert EventCounter((codes,))(ints).counts.tolist() == [int(np.count_nonzero(np.isin(ints, [1, 2])))]
+
+
+def test_a_small_leak_is_not_traded_for_noise():
+    # the figures of lit-numerical-svt, default pairs, 2e6, seed 0 (measured): exploration's
+    # choice predicted 0.0157 plans to 0 on fresh runs, the shortlist's best to 0.0073; keeping
+    # the choice confirms 0.0203, the replacement confirmed 0.0112
+    pick, a = _thr(0, 9.0, 0.0157), _thr(0, 1.0, 0.0053)
+    out, replaced = reconcile([pick], [_replicated(pick, 0.0), _replicated(a, 0.0073)])
+    assert out[0].event == pick.event and not replaced
