@@ -29,8 +29,10 @@ PILOT = 2_000
 
 
 def calls_needed(pairs: int, runs: int) -> int:
+    """Pilot and exploration of every pair, the replication of a chosen threshold (one pair; at
+    most — code-set outputs draw none) and the confirmation, both inputs."""
     explore = max(runs // 10, 10_000)
-    return pairs * 2 * (min(PILOT, explore) + explore) + 2 * runs
+    return pairs * 2 * (min(PILOT, explore) + explore) + 2 * explore + 2 * runs
 
 
 def main() -> None:
