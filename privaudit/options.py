@@ -43,7 +43,8 @@ def available_cpus() -> int:
 
 
 def planned_runs(req) -> int:
-    """Rough number of black-box runs a request will make (both sides of every pair)."""
+    """Rough number of black-box runs a request will make (both sides of every pair; one pair's
+    replication of a chosen threshold, which code-set outputs do not draw, counted in)."""
     b = req.budget
     if getattr(req, "packing", None) is not None:          # a packing audit: runs per dataset
         return int(req.packing.size) * int(b.confirm_runs)
@@ -52,7 +53,8 @@ def planned_runs(req) -> int:
         n = max(1, len(pairs)) if pairs is not None else 1
     except TypeError:
         n = 1
-    return 2 * n * (int(b.explore_runs) + int(b.confirm_runs) * max(1, int(b.tests)))
+    return 2 * n * (int(b.explore_runs) + int(b.confirm_runs) * max(1, int(b.tests))) \
+        + 2 * int(b.explore_runs)
 
 
 def runner_choice(runs: int, address: str | None, num_cpus: int | None) -> tuple[str, str]:
