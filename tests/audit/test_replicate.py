@@ -4,6 +4,7 @@ a tail that a chance excess made look leaky."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
@@ -12,10 +13,13 @@ import pytest
 import algorithms
 from audit import Claim, audit, auditor, learned, staged
 from audit.events import Candidate, _tail_safe_rates
+from audit.journal import Journal
 from audit.reducers import CodeSet, EventCounter, Threshold
 from audit.replicate import (REPLICATE, SHORTLIST, reconcile, replicable, shortlist,
                              with_replication)
+from audit.runners import LocalRunner
 from audit.stats import expected_bounds
+from privaudit.progress import ProgressRunner
 
 CLAIM = Claim(0.1)
 
@@ -173,3 +177,34 @@ def test_a_small_leak_is_not_traded_for_noise():
     pick, a = _thr(0, 9.0, 0.0157), _thr(0, 1.0, 0.0053)
     out, replaced = reconcile([pick], [_replicated(pick, 0.0), _replicated(a, 0.0073)])
     assert out[0].event == pick.event and not replaced
+
+
+class _Recording(LocalRunner):
+    """The in-process runner, recording the key of every job it runs."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.keys = []
+
+    def run(self, jobs, seed, **kw):
+        self.keys += [tuple(j.key) for j in jobs]
+        return super().run(jobs, seed, **kw)
+
+
+def test_replication_runs_are_journaled_and_named_in_progress(tmp_path):
+    lap = algorithms.get("lit-laplace")
+    kw = dict(explore_runs=20_000, confirm_runs=60_000, seed=13)
+    plain = audit(lap, lap.pairs[:1], runner=LocalRunner(chunk_runs=10_000), **kw)
+    runner = _Recording(chunk_runs=10_000)
+    with Journal(tmp_path) as j:
+        audit(lap, lap.pairs[:1], journal=j, runner=runner, **kw)
+        written = j.written
+    assert (REPLICATE, 0, 0) in runner.keys and (REPLICATE, 0, 1) in runner.keys
+    with Journal(tmp_path) as j:
+        again = audit(lap, lap.pairs[:1], journal=j, runner=LocalRunner(chunk_runs=10_000), **kw)
+        assert j.written == 0 and j.hits == written     # replication chunks came back too
+    assert again.search["replication"] == plain.search["replication"]
+    stream = io.StringIO()
+    shown = ProgressRunner(LocalRunner(chunk_runs=10_000), stream=stream, enabled=True)
+    audit(lap, lap.pairs[:1], runner=shown, **kw)
+    assert "replicate" in stream.getvalue()
