@@ -313,6 +313,24 @@ def explore_in_stages(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, exp
                           claim=claim, n_confirm=confirm_runs, alpha=alpha, validate=validate)
 
 
+def _event_jobs(blackbox: Any, pairs: Sequence[Pair], cands: Sequence[Candidate], runs: int,
+                phase: int) -> tuple[list[int], dict[int, list[int]], list[Job]]:
+    """Jobs counting the events of `cands` on `runs` fresh runs of both inputs of every pair they
+    concern (spawn keys ``(phase, pair, side)``): the pairs in order, each pair's indices into
+    `cands`, and the jobs (two per pair, input a then b)."""
+    by_pair: dict[int, list[int]] = {}
+    for k, c in enumerate(cands):
+        by_pair.setdefault(c.pair_index, []).append(k)
+    order = sorted(by_pair)
+    jobs = []
+    for i in order:
+        events = tuple(cands[k].event for k in by_pair[i])
+        p = pairs[i]
+        jobs += [Job(blackbox, inp, runs, EventCounter(events), (phase, i, s), p.queries)
+                 for s, inp in enumerate((p.a, p.b))]
+    return order, by_pair, jobs
+
+
 def replicate_choice(blackbox: Any, pairs: Sequence[Pair], cands: Sequence[Candidate],
                      chosen: Sequence[Candidate], *, claim: Claim, explore_runs: int,
                      confirm_runs: int, confidence: float, tests: int, seed: int, runner: Runner,
@@ -323,16 +341,7 @@ def replicate_choice(blackbox: Any, pairs: Sequence[Pair], cands: Sequence[Candi
     short = replicate.shortlist(cands, chosen)
     if not short:
         return list(chosen), None
-    by_pair: dict[int, list[int]] = {}
-    for k, c in enumerate(short):
-        by_pair.setdefault(c.pair_index, []).append(k)
-    order = sorted(by_pair)
-    jobs = []
-    for i in order:
-        events = tuple(short[k].event for k in by_pair[i])
-        p = pairs[i]
-        jobs += [Job(blackbox, inp, explore_runs, EventCounter(events), (replicate.REPLICATE, i, s),
-                     p.queries) for s, inp in enumerate((p.a, p.b))]
+    order, by_pair, jobs = _event_jobs(blackbox, pairs, short, explore_runs, replicate.REPLICATE)
     reds = runner.run(jobs, seed, journal=journal, progress=progress)
     counts: list[tuple[int, int]] = [(0, 0)] * len(short)
     for j, i in enumerate(order):
@@ -352,16 +361,7 @@ def confirm(blackbox: Any, pairs: Sequence[Pair], chosen: Sequence[Candidate], *
             confirm_runs: int, confidence: float, seed: int, runner: Runner, journal: Any = None,
             progress: Any = None) -> list[BoundTest]:
     """Count the chosen events on fresh samples and bound each with Bonferroni over all."""
-    by_pair: dict[int, list[int]] = {}
-    for k, c in enumerate(chosen):
-        by_pair.setdefault(c.pair_index, []).append(k)
-    order = sorted(by_pair)
-    jobs = []
-    for i in order:
-        events = tuple(chosen[k].event for k in by_pair[i])
-        p = pairs[i]
-        jobs += [Job(blackbox, inp, confirm_runs, EventCounter(events), (CONFIRM, i, s), p.queries)
-                 for s, inp in enumerate((p.a, p.b))]
+    order, by_pair, jobs = _event_jobs(blackbox, pairs, chosen, confirm_runs, CONFIRM)
     reds = runner.run(jobs, seed, journal=journal, progress=progress)
     alpha = stats.per_bound_alpha(confidence, len(chosen))
     tests: list[BoundTest] = [None] * len(chosen)  # type: ignore[list-item]
