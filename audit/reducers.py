@@ -308,8 +308,11 @@ class CodeCounter:
 
 def _statistic_key(event: Any) -> Any:
     """What fixes a threshold event's statistic (the event with its cut and side blanked), or
-    None when the event is not a half-line of a statistic (a code set) or cannot be hashed."""
-    if not (hasattr(event, "statistic") and hasattr(event, "threshold") and hasattr(event, "side")):
+    None when the event is not a half-line ``>=`` / ``<`` of a statistic (a code set, a side
+    other than "ge" / "lt") or cannot be hashed: such events are counted by their own
+    `contains`."""
+    if not (hasattr(event, "statistic") and hasattr(event, "threshold")
+            and getattr(event, "side", None) in ("ge", "lt")):
         return None
     try:
         key = dataclasses.replace(event, threshold=0.0, side="ge", label="")

@@ -165,6 +165,14 @@ def test_event_counter_shares_a_statistic_and_counts_as_each_event_would():
     got = EventCounter(counted)(out).counts.tolist()
     assert got == [int(np.count_nonzero(e.contains(out))) for e in evs]
     assert sorted(calls) == [(1.0, 0.0, 0.0), (1.0, 1.0, 1.0)]   # one evaluation per statistic
+    # a half-line of another kind is counted by its own `contains`, never by the shared path
+    class Above(Threshold):
+        def contains(self, outputs):
+            return self.statistic(outputs) > self.threshold
+
+    odd = Above((1.0, 0.0, 0.0), 0.3, "gt", "x")
+    assert EventCounter((evs[0], odd))(out).counts.tolist() == \
+        [int(np.count_nonzero(evs[0].contains(out))), int(np.count_nonzero(out[:, 0] > 0.3))]
     codes = CodeSet((1, 2))
     ints = rng.integers(0, 4, size=1000)
     assert EventCounter((codes,))(ints).counts.tolist() == [int(np.count_nonzero(np.isin(ints, [1, 2])))]
