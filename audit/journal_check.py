@@ -9,9 +9,8 @@ row add up to the chunk's runs, every event count lies in ``[0, runs]``.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
-
-import jsonschema
 
 _COUNT = {"type": "integer", "minimum": 0}
 _INT_LIST = {"type": "array", "items": _COUNT}
@@ -36,12 +35,20 @@ RECORD_SCHEMA = {
         },
     },
 }
-_VALIDATOR = jsonschema.Draft202012Validator(RECORD_SCHEMA)
+
+
+@functools.cache
+def _schema_error() -> Any:
+    """``rec -> the most relevant schema error of rec, or None``. jsonschema is imported on the
+    first journal read, not at start-up (~0.1 s of every command; most never read a journal)."""
+    import jsonschema
+    validator = jsonschema.Draft202012Validator(RECORD_SCHEMA)
+    return lambda rec: jsonschema.exceptions.best_match(validator.iter_errors(rec))
 
 
 def record_problem(rec: Any) -> str | None:
     """Why journal record `rec` cannot be trusted, or None when it is consistent."""
-    err = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(rec))
+    err = _schema_error()(rec)
     if err is not None:
         where = "/".join(str(p) for p in err.absolute_path) or "record"
         return f"{where}: {err.message[:160]}"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from .binning import bin_index
 from .crossfit import LearningCodes
@@ -196,6 +196,9 @@ def fit_logistic(fa: np.ndarray, fb: np.ndarray, l2: float = 1e-4, wa: np.ndarra
     if m <= NEWTON_MAX_FEATURES:
         theta = _newton(loss, z, s, wt, l2)
     else:
+        # imported here: scipy.optimize costs ~0.3 s of every command's start-up, and only a
+        # model with more than NEWTON_MAX_FEATURES features needs it
+        from scipy import optimize
         theta = optimize.minimize(loss, np.zeros(m + 1), jac=True, method="L-BFGS-B",
                                   options={"maxiter": 100, "ftol": 1e-8}).x
     w = np.zeros(x.shape[1])

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from audit import validate
 from audit.errors import PrivauditError
@@ -69,6 +69,9 @@ def analytic_sigma(epsilon: float, delta: float) -> float:
     hi = 1.0
     while analytic_delta(hi, epsilon) > delta:
         hi *= 2.0
+    # imported here: scipy.optimize costs ~0.3 s of every command's start-up, and only the
+    # analytic Gaussian's calibration needs it
+    from scipy import optimize
     return float(optimize.brentq(lambda s: analytic_delta(s, epsilon) - delta, 1e-6, hi, xtol=1e-12))
 
 
