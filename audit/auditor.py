@@ -5,7 +5,8 @@
 2. *Explore* (`explore_runs` per input): counts per output code / histogram bin, from which the
    candidate events of every pair, query and direction are scored by the bound a confirmation is
    expected to certify.
-   *Replicate* (fixed-budget audits whose chosen events are thresholds; `audit.replicate`):
+   *Replicate* (audits whose chosen events are thresholds, unless a sequential exploration
+   stopped early on a choice it validated on fresh runs; `audit.replicate`):
    the chosen threshold events and the next best of the same pair are counted again on
    ``explore_runs`` fresh runs per input, and a chosen event whose leak does not show again is
    replaced by the best of them.
@@ -419,7 +420,9 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
                         runner=runner, journal=journal, progress=progress)
     chosen = choose(cands, tests, explored)
     replication = None
-    if not sequential:  # a threshold chosen by a chance excess in a tail shows no leak again
+    # a threshold chosen by a chance excess in a tail shows no leak again; a sequential audit
+    # whose exploration stopped early has validated its choice on fresh runs already
+    if not sequential or explored.get("stopped") == "budget":
         chosen, replication = replicate_choice(
             blackbox, pairs, cands, chosen, claim=claim, explore_runs=explore_runs,
             confirm_runs=confirm_runs, confidence=confidence, tests=tests, seed=seed,

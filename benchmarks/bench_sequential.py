@@ -126,17 +126,17 @@ def ci(path: str = "examples/privacy-ci.toml", repeats: int = 5) -> None:
 
 def _runs_spent(r) -> int:
     """Every run of every input an audit made: exploration (in stages when sequential), the
-    fixed audit's replication of a chosen threshold, and confirmation (pilot and learning runs,
-    the same in both modes, left out)."""
+    replication of a chosen threshold, and confirmation (pilot and learning runs, the same in
+    both modes, left out)."""
     pairs = r.search.get("pairs", 1) if isinstance(r.search, dict) else 1
+    rep = r.search.get("replication") if isinstance(r.search, dict) else None
+    replicated = 2 * rep["pairs"] * rep["runs_per_side"] if rep else 0
     if r.sequential is None:
-        rep = r.search.get("replication") if isinstance(r.search, dict) else None
-        replicated = 2 * rep["pairs"] * rep["runs_per_side"] if rep else 0
         return 2 * pairs * r.explore_runs + replicated \
             + 2 * len({t.pair_index for t in r.confirmed}) * r.confirm_runs
     ex = r.sequential.get("explore") or {}
     confirmed = 2 * len({t.pair_index for t in r.confirmed}) * r.sequential["runs_per_side"]
-    return int(ex.get("input_runs", 2 * pairs * r.explore_runs)) + confirmed
+    return int(ex.get("input_runs", 2 * pairs * r.explore_runs)) + replicated + confirmed
 
 
 def bugs(names: list[str], fixed: bool, explore: int, confirm: int, out: str | None) -> None:

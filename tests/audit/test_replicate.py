@@ -141,11 +141,29 @@ def test_a_leak_that_lives_in_a_thin_tail_is_kept(seed):
     assert r.violation
 
 
-def test_sequential_audits_keep_their_own_check():
-    m = algorithms.get("lit-laplace")
-    r = audit(m, m.pairs[:1], explore_runs=100_000, confirm_runs=1_000_000, seed=13,
-              sequential=True)
-    assert "replication" not in r.search and r.sequential is not None
+def test_a_sequential_audit_that_explored_to_its_budget_replicates_its_choice():
+    # the noisy histogram (true 0.1), DP-Sniper's convention, sequential: exploration's pick,
+    # a far tail of the pairwise learned score, has 0 expected on fresh runs; without
+    # replication this audit confirmed 0.0 (seeds 0-19: mean 0.0835 -> 0.0899)
+    m = algorithms.get("lit-histogram")
+    r = audit(m, m.pairs[:1], explore_runs=200_000, confirm_runs=2_000_000, seed=16,
+              confidence=0.9, sequential=True)
+    assert r.sequential["explore"]["stopped"] == "budget"
+    (rep,) = r.search["replication"]["replaced"]
+    assert rep["chosen"].startswith("learned score (logistic, pairwise) >= ")
+    assert rep["replicated_expected"] == 0.0 and r.witness.event_text == rep["by"]
+    assert 0.08 < r.epsilon_lower <= 0.1 + 1e-9 and not r.violation
+    assert r.sequential["stopped"] == "futility" and r.sequential["anytime_valid"]
+
+
+def test_a_sequential_exploration_that_stopped_early_keeps_its_validated_choice():
+    # the scale bug (true 10): exploration stops at its first stage on an event it counted
+    # again on fresh runs (audit.staged); replicating it once more would only spend runs
+    m = algorithms.get("lit-histogram-bug")
+    r = audit(m, m.pairs[:1], explore_runs=200_000, confirm_runs=2_000_000, seed=0,
+              confidence=0.9, sequential=True)
+    assert r.sequential["explore"]["stopped"] == "violation expected"
+    assert "replication" not in r.search and r.violation
 
 
 def test_event_counter_shares_a_statistic_and_counts_as_each_event_would():
