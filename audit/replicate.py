@@ -32,8 +32,10 @@ Discrete code sets are not replicated: discrete vectors are ranked on a learning
 few codes are each seen often. A sequential audit replicates when its staged exploration ran to
 its budget; one that stopped early has counted its choice again on fresh runs already
 (`audit.staged`). Sequential ``lit-histogram``, same convention, 2x10^6, seeds 0-19: mean 0.0835
--> 0.0899 (seed 16: a pairwise learned score's far tail, 0.0 -> 0.0885). Validity is untouched: whatever is chosen is confirmed on fresh
-runs; the replication only decides *what* is confirmed, on runs confirmation never sees.
+-> 0.0899 (seed 16: a pairwise learned score's far tail, 0.0 -> 0.0885).
+
+Validity is untouched: whatever is chosen is confirmed on fresh runs; the replication only
+decides *what* is confirmed, on runs confirmation never sees.
 """
 
 from __future__ import annotations
