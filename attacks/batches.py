@@ -95,10 +95,34 @@ def batch_trial(block: Trial, k: int, m: int, n_total: int, j: int, tail: str,
     return Trial(X, y, block.ra, block.rb, block.pos, Q, f"batches/{block.design}", params)
 
 
+def tail_trial(block: Trial, k: int, m: int, j: int, rest: Trial,
+               domain_points: np.ndarray) -> Trial | None:
+    """The pair whose k batches are the same on both sides -- `j` copies of C, then C' (the
+    two datasets of `block`) -- and whose rest S' is the neighbouring pair `rest`.
+
+    The record then moves inside S', which a subsample-and-aggregate learner reads after the
+    histogram (BLM's M: GenericLearner picks among the released batch outputs by their errors
+    on S'), while the batches fix which outputs are candidates. A neighbouring pair of the
+    declared relation because `rest` is one.
+    """
+    if block.a.n != m or block.b.n != m or not 0 <= j <= k or rest.ra is None or rest.rb is None:
+        return None
+    A, B = block.a, block.b
+    X = np.concatenate([A.X] * j + [B.X] * (k - j) + [rest.bg_X], axis=0)
+    y = np.concatenate([A.y] * j + [B.y] * (k - j) + [rest.bg_y]).astype(np.int8)
+    q = np.concatenate([np.asarray(block.queries, np.float64), np.asarray(rest.queries, np.float64)])
+    extra = domain_points[np.unique(np.linspace(0, len(domain_points) - 1,
+                                                MAX_BATCH_QUERIES).round().astype(int))]
+    Q = np.unique(np.concatenate([q, extra], axis=0), axis=0)[: max(MAX_BATCH_QUERIES, len(q))]
+    params = {**rest.params, "n": k * m + rest.n, "batches": [k, m], "count": j,
+              "block": block.design}
+    return Trial(X, y, rest.ra, rest.rb, k * m + rest.pos, Q, f"batches+rest/{rest.design}", params)
+
+
 def count_grid(k: int, points: int = 16) -> list[int]:
     """Counts j to try first: 0, 1, 2 (new items) and `points` spread over 0..k-1."""
     g = set(np.linspace(0, k - 1, min(points, k)).round().astype(int).tolist()) | {0, 1, 2}
     return sorted(j for j in g if 0 <= j <= k - 1)
 
 
-__all__ = ["batch_trial", "count_grid", "TAILS"]
+__all__ = ["batch_trial", "tail_trial", "count_grid", "TAILS"]

@@ -60,7 +60,7 @@ from audit.runners.base import chunk_rng
 from audit.runners.local import LocalRunner
 from audit.types import Claim, Dataset, as_queries
 
-from .batches import TAILS, batch_trial, count_grid
+from .batches import TAILS, batch_trial, count_grid, tail_trial
 from .domain import Domain, learner_domain
 from .families import adversarial_family, anchors, data_family, design_trials, random_family
 from .sizesteps import find_steps, step_candidates
@@ -764,8 +764,8 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
     """The exact oracle steers, black-box runs decide (the ``guided`` strategy).
 
     Exact part (no runs): for a learner that declares positional batches ``(k, m)``, first
-    batch-structured pairs (`attacks.batches`, `_batch_designs`, an allowance of `calls` of its
-    own); the size-step probe on balanced piles (`attacks.sizesteps`), whose best pair per step
+    batch-structured pairs (`attacks.batches`, `_batch_designs`, an allowance of 2 `calls` of
+    its own); the size-step probe on balanced piles (`attacks.sizesteps`), whose best pair per step
     is kept for validation; scores of a random third-of-`calls` sample of the pool (stratified
     over design kinds); the best distinct designs re-instantiated on a half-octave ladder of
     sizes (the size decides how large a share one record is); exact hill-climbing until `calls`
@@ -787,10 +787,12 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
 
     stepped: list[Scored] = []     # reserved for validation (size steps, batch designs)
     if batches is not None and relation != "add-remove":
-        # its own allowance of `calls` evaluations: the generic candidates of a batch learner
-        # are mostly refused by its oracle anyway
-        got, law_calls = _batch_designs(exact, oracle, batches, sizes, dom, relation, rng, calls)
-        calls += calls
+        # its own allowance of 2 `calls` evaluations: the generic candidates of a batch learner
+        # are mostly refused by its oracle anyway, and its accepted block pairs are rare
+        batch_calls = 3 * calls
+        calls += batch_calls
+        got, law_calls = _batch_designs(exact, oracle, batches, sizes, dom, relation, rng,
+                                        batch_calls)
         used += law_calls
         stepped += distinct(got, 2)
     ex = exact(stratified(pool, max(1, (calls - used) // 3), rng), "exact scoring")
@@ -861,10 +863,14 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
     """Exact scores of batch-structured pairs (`attacks.batches`), at most `calls` evaluations.
 
     Block pairs of the search's own families at the batch size m are screened by the oracle at
-    the middle count; for the best accepted ones the count j is swept: pairs on a grid of
+    the middle count, each accepted one marked by whether its two sides, alone in every batch,
+    make the learner output differently (a pair that does not moves no count, whatever j);
+    when fewer than two do, a second stratified draw of blocks is screened. For the best
+    accepted ones, those that move the output first, the count j is swept: pairs on a grid of
     counts (S' copied from either side), then -- because a release threshold makes the leak a
     spike in j that a grid steps over -- S's exact law on the grid, and every count inside the
-    two grid gaps where that law changes most, plus the neighbours of the best grid pair.
+    two grid gaps where that law changes most, plus the neighbours of the best grid pair, and
+    last a climb from the best count to its peak, one count at a time.
     Returns the scores and the oracle calls spent outside `exact` (the laws)."""
     k, m = batches
     totals = [n for n in sizes if n >= k * m]
@@ -872,21 +878,23 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
         return [], 0
     n_total = totals[0]
     P = dom.points
-    blocks = adversarial_family(dom, relation, [m], rng, n_anchors=min(dom.N, 12),
+    family = adversarial_family(dom, relation, [m], rng, n_anchors=min(dom.N, 12),
                                 positions=("last", "first"))
-    blocks = stratified(blocks, max(1, calls // 4), rng) + \
-        random_family(dom, relation, [m], rng, max(1, calls // 16))
+    reserve = calls // 3               # for the pairs whose record is in S' (the last step)
+    limit = calls - reserve
+    blocks = stratified(family, max(1, limit // 4), rng) + \
+        random_family(dom, relation, [m], rng, max(1, limit // 16))
     spent = laws_spent = 0
 
     def score(ts: list, phase: str) -> list[Scored]:
         nonlocal spent
-        ts = [t for t in ts if t is not None][: max(0, calls - spent)]
+        ts = [t for t in ts if t is not None][: max(0, limit - spent)]
         spent += len(ts)
         return [s for s in exact(ts, phase) if math.isfinite(s.value)] if ts else []
 
     def law(t: Trial) -> np.ndarray | None:
         nonlocal spent, laws_spent
-        if spent >= calls:
+        if spent >= limit:
             return None
         spent += 1
         laws_spent += 1
@@ -898,17 +906,6 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
     def at(block: Trial, j: int, tail: str) -> Trial | None:
         return batch_trial(block, k, m, n_total, j, tail, P)
 
-    block_of: dict[bytes, Trial] = {}
-    for b in blocks:
-        t = at(b, (k - 1) // 2, "b")
-        if t is not None:
-            block_of.setdefault(t.key(), b)
-    screen = score([at(b, (k - 1) // 2, "b") for b in blocks], "exact batch screening")
-    out = list(screen)
-    grid = count_grid(k)
-    top = distinct(screen, 2)
-    accepted = [block_of[o.trial.key()] for o in screen]
-
     def alone(d: Dataset) -> bytes | None:
         """What the learner outputs when every batch holds `d` (the same content k times):
         its exact probabilities at the queries, rounded -- tells batch contents apart."""
@@ -916,6 +913,40 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
                               d.n - 1, P[dom.spread(8)], "block"), k, m, n_total, k - 1, "a", P)
         p = law(t) if t is not None else None
         return None if p is None else np.round(p, 3).tobytes()
+
+    block_of: dict[bytes, Trial] = {}
+    moves: dict[bytes, bool] = {}
+
+    def screened(bs: list[Trial]) -> list[Scored]:
+        """Middle-count scores of the block pairs the oracle accepts, each marked by whether
+        its two sides make the learner output differently when alone (`alone`)."""
+        for b in bs:
+            t = at(b, (k - 1) // 2, "b")
+            if t is not None:
+                block_of.setdefault(t.key(), b)
+        got = score([at(b, (k - 1) // 2, "b") for b in bs], "exact batch screening")
+        for o in got:
+            b = block_of[o.trial.key()]
+            a_out, b_out = alone(b.a), alone(b.b)
+            moves[o.trial.key()] = a_out is not None and b_out is not None and a_out != b_out
+        return got
+
+    screen = screened(blocks)
+    # A block pair whose sides the learner maps to one output moves no count of the histogram
+    # over batch outputs, whatever j is: it cannot leak through the batches. At a middle count
+    # every accepted pair may score 0 (the leak is a spike in j), so the screen cannot rank them;
+    # when fewer than two accepted pairs move the output, a second stratified draw of the family
+    # is screened (accepted pairs are rare: about 2 % of BLM's M's blocks, spec 6.4's gadgets).
+    if sum(moves.values()) < 2:
+        seen = {id(b) for b in blocks}
+        screen += screened(stratified([b for b in family if id(b) not in seen],
+                                      max(1, limit // 4), rng))
+    out = list(screen)
+    grid = count_grid(k)
+    top = distinct([o for o in screen if moves[o.trial.key()]], 2)
+    if len(top) < 2:
+        top += distinct([o for o in screen if not moves[o.trial.key()]], 2 - len(top))
+    accepted = [block_of[o.trial.key()] for o in screen]
 
     sides = {}
     for i, s in enumerate(top):
@@ -966,7 +997,54 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
             more |= set(range(lo, hi + 1))
         more = sorted(j for j in more if 0 <= j < k and j not in grid)
         swept += score([at_j(j) for j in more], "exact batch counts")
+        # the spike is one peak in j, often narrower than the gaps swept: climb from the best
+        # count of this mode to the peak, one count at a time (BLM's M at a crossing: 0.27 at
+        # the best swept count, 0.45 five counts away)
+        tried = set(grid) | set(more)
+        mine = [x for x in swept if x.trial.params["tail"] == tail and
+                ("filler" in x.trial.params) == diag]
+        best = max(mine, key=lambda x: x.key) if mine else None
+        while best is not None:
+            j0 = best.trial.params["count"]
+            nxt = [j for j in (j0 - 1, j0 + 1) if 0 <= j < k and j not in tried]
+            tried |= set(nxt)
+            got = score([at_j(j) for j in nxt], "exact batch counts")
+            swept += got
+            up = max(got, key=lambda x: x.key) if got else None
+            best = up if up is not None and up.key > best.key else None
         out += swept
+    # the record in S' instead of in a batch (`tail_trial`): the batches split evenly between
+    # the two outputs of the best block pair that moves the output (both released), S' a pair
+    # of the search's own families at the rest's size (spec 6.4's GL gap inside M)
+    n_rest = n_total - k * m
+    n_swept = len(out)
+    movers = [block_of[o.trial.key()] for o in top if moves[o.trial.key()]]
+    swept_best = max((o.key for o in out), default=(-math.inf, -math.inf))
+    for i, mover in enumerate(movers[:2] if n_rest >= 2 else []):
+        # half of the reserve each: which two outputs the batches offer decides whether any S'
+        # can tip the selection between them, so a second mover is tried when the first's
+        # rests do not beat the batch pairs
+        if i and max((o.key for o in out[n_swept:]), default=swept_best) > swept_best:
+            break
+        limit = calls - reserve // 2 * (1 - i)
+
+        def on_rests(rs: list[Trial], phase: str, mover: Trial = mover) -> list[Scored]:
+            # scored as assembled pairs, returned as the rests (what the climb mutates)
+            pairs = [(r, tail_trial(mover, k, m, k // 2, r, P)) for r in rs]
+            built = {b.key(): r for r, b in pairs if b is not None}
+            got = score([b for _, b in pairs], phase)
+            out.extend(got)
+            return [Scored(built[g.trial.key()], g.value, g.tiebreak, g.detail) for g in got] or \
+                [Scored(r, -math.inf, -math.inf, {}) for r in rs]
+
+        rests = stratified(adversarial_family(dom, relation, [n_rest], rng,
+                                              n_anchors=min(dom.N, 12)), max(1, reserve // 4), rng)
+        first = [r for r in on_rests(rests, "exact batch rests") if math.isfinite(r.value)]
+        if first:
+            # then exact hill-climbing on the rest alone (its size kept), as for generic pairs
+            _hill_climb(first, dom, relation, rng, lambda ts: on_rests(ts, "exact batch rests"),
+                        steps=reserve, beam=2, mutants=6, resize=False, min_size=n_rest,
+                        max_size=n_rest, stop=lambda: spent >= limit)
     return out, laws_spent
 
 
