@@ -764,7 +764,7 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
     """The exact oracle steers, black-box runs decide (the ``guided`` strategy).
 
     Exact part (no runs): for a learner that declares positional batches ``(k, m)``, first
-    batch-structured pairs (`attacks.batches`, `_batch_designs`, an allowance of 2 `calls` of
+    batch-structured pairs (`attacks.batches`, `_batch_designs`, an allowance of 3 `calls` of
     its own); the size-step probe on balanced piles (`attacks.sizesteps`), whose best pair per step
     is kept for validation; scores of a random third-of-`calls` sample of the pool (stratified
     over design kinds); the best distinct designs re-instantiated on a half-octave ladder of
@@ -787,8 +787,9 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
 
     stepped: list[Scored] = []     # reserved for validation (size steps, batch designs)
     if batches is not None and relation != "add-remove":
-        # its own allowance of 2 `calls` evaluations: the generic candidates of a batch learner
-        # are mostly refused by its oracle anyway, and its accepted block pairs are rare
+        # its own allowance of 3 `calls` evaluations (a third for the pairs whose record is in
+        # S'): the generic candidates of a batch learner are mostly refused by its oracle
+        # anyway, and its accepted block pairs are rare
         batch_calls = 3 * calls
         calls += batch_calls
         got, law_calls = _batch_designs(exact, oracle, batches, sizes, dom, relation, rng,
@@ -870,8 +871,11 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
     counts (S' copied from either side), then -- because a release threshold makes the leak a
     spike in j that a grid steps over -- S's exact law on the grid, and every count inside the
     two grid gaps where that law changes most, plus the neighbours of the best grid pair, and
-    last a climb from the best count to its peak, one count at a time.
-    Returns the scores and the oracle calls spent outside `exact` (the laws)."""
+    last a climb from the best count to its peak, one count at a time. Then, with a third of
+    `calls` kept for it, pairs whose batches agree on both sides and whose record moves inside
+    the rest S' (`attacks.batches.tail_trial`), the rest hill-climbed on the oracle.
+    Returns every score (the rests' as assembled pairs) and the oracle calls spent outside
+    `exact` (the laws)."""
     k, m = batches
     totals = [n for n in sizes if n >= k * m]
     if not totals or m < 2:
@@ -1041,7 +1045,8 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
                                               n_anchors=min(dom.N, 12)), max(1, reserve // 4), rng)
         first = [r for r in on_rests(rests, "exact batch rests") if math.isfinite(r.value)]
         if first:
-            # then exact hill-climbing on the rest alone (its size kept), as for generic pairs
+            # then exact hill-climbing on the rest alone (its size kept), as for generic pairs;
+            # every pair it scores is in `out` already (on_rests)
             _hill_climb(first, dom, relation, rng, lambda ts: on_rests(ts, "exact batch rests"),
                         steps=reserve, beam=2, mutants=6, resize=False, min_size=n_rest,
                         max_size=n_rest, stop=lambda: spent >= limit)
