@@ -17,8 +17,10 @@ or random draw of the search's own families at size m) and builds, for a count j
 so the histogram over batch outputs holds ``G(C)`` j + 1 times in S and j times in S' (and
 ``G(C')`` the other way round), at every split j of the k batches. j = 0 is a new item; j near
 the release threshold a crossing. A third content F (another block) can fill all but j copies
-of C and j of C', so that both counts sit at the threshold together. The pair is a neighbouring pair of the declared relation
-because only batch 0 differs, by the pair's own record.
+of C and j of C', so that both counts sit at the threshold together; several different contents
+cycled through batches 1..k-1 keep every count low, so that nothing is released and batch 0
+alone differs (what a fallback on an empty release reads). The pair is a neighbouring pair of
+the declared relation because only batch 0 differs, by the pair's own record.
 
 Which (C, C') and j matter is left to the search: the exact oracle screens block pairs (it
 accepts an assembly or refuses it, e.g. when the sub-learner's law on a block is not
@@ -26,6 +28,8 @@ available), then the count j is swept; black-box runs confirm as for every candi
 """
 
 from __future__ import annotations
+
+from typing import Sequence
 
 import numpy as np
 
@@ -39,7 +43,7 @@ TAILS = ("a", "b", "ra", "rb")
 
 def batch_trial(block: Trial, k: int, m: int, n_total: int, j: int, tail: str,
                 domain_points: np.ndarray, j_b: int | None = None,
-                filler: Dataset | None = None) -> Trial | None:
+                filler: Dataset | Sequence[Dataset] | None = None) -> Trial | None:
     """The batch-structured pair of `block` (a pair of size-m datasets) at count `j`.
 
     Parameters
@@ -58,6 +62,9 @@ def batch_trial(block: Trial, k: int, m: int, n_total: int, j: int, tail: str,
     j_b : int, optional
         How many copy C' (default: all of batches 1..k-1 that do not copy C); the rest copy
         `filler` (m records: a third batch content, so both sides' counts can sit low at once).
+        A sequence of contents is cycled through instead: with many different ones every count
+        of the histogram sits low (no batch output is released), where a learner's fallback
+        shows (BLM's M, bug B11: h_1, batch 0's output, when nothing is released).
     """
     if block.ra is None or block.rb is None or block.a.n != m or block.b.n != m:
         return None
@@ -65,7 +72,8 @@ def batch_trial(block: Trial, k: int, m: int, n_total: int, j: int, tail: str,
     n_fill = k - 1 - j - j_b
     if not 0 <= j <= k - 1 or j_b < 0 or n_fill < 0 or n_total < k * m:
         return None
-    if n_fill and (filler is None or filler.n != m):
+    fills = [] if filler is None else [filler] if isinstance(filler, Dataset) else list(filler)
+    if n_fill and (not fills or any(f.n != m for f in fills)):
         return None
     A, B = block.a, block.b
     rest = n_total - k * m
@@ -78,8 +86,8 @@ def batch_trial(block: Trial, k: int, m: int, n_total: int, j: int, tail: str,
     parts_X = [block.bg_X] + [A.X] * j + [B.X] * j_b
     parts_y = [block.bg_y] + [A.y] * j + [B.y] * j_b
     if n_fill:
-        parts_X += [filler.X] * n_fill
-        parts_y += [filler.y] * n_fill
+        parts_X += [fills[i % len(fills)].X for i in range(n_fill)]
+        parts_y += [fills[i % len(fills)].y for i in range(n_fill)]
     if rest:
         parts_X.append(np.tile(src.X, (reps, 1))[:rest])
         parts_y.append(np.tile(src.y, reps)[:rest])
@@ -92,6 +100,8 @@ def batch_trial(block: Trial, k: int, m: int, n_total: int, j: int, tail: str,
     params = {**block.params, "n": n_total, "batches": [k, m], "count": j, "tail": tail}
     if n_fill:
         params.update(count_b=j_b, filler=n_fill)
+        if len(fills) > 1:
+            params["fillers"] = len(fills)
     return Trial(X, y, block.ra, block.rb, block.pos, Q, f"batches/{block.design}", params)
 
 

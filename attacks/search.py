@@ -52,7 +52,7 @@ from audit import stats
 from audit.auditor import SEARCH, OutputModel, Pair, explore
 from audit.errors import PrivauditError
 from audit.events import objective
-from audit.interfaces import declared_batches, exact_oracle, name_of, own_pairs
+from audit.interfaces import declared_batches, exact_law_oracle, exact_oracle, name_of, own_pairs
 from audit.interfaces import search_sizes as declared_sizes
 from audit.jsonnum import encode
 from audit.reducers import CodeSet
@@ -76,6 +76,11 @@ MAX_SIZE = 1 << 14        # hill-climbing never grows a dataset beyond this
 EXACT_FLOOR = 1e-9        # exact probabilities below this are round-off for exact_bounds
 EXACT_CALLS = (100, 1200)  # guided: exact-oracle evaluations, one per 1,000 search runs within
                            # these bounds (a count, not a clock: seeded searches reproduce)
+# batch family: at most this many different filler contents (cycled over k - 1 batches, so
+# counts of about k / 8), found among at most this many block sides' outputs (oracle calls)
+MAX_FILLERS = 8
+MAX_FILLER_LOOKUPS = 24
+OTHER_SPLIT_CALLS = 80    # batch family: the second split's count sweep (its own allowance)
 STEP_PROBE_CALLS = 48    # guided: oracle evaluations of the size-step probe (attacks.sizesteps)
 STEP_MAX = 2              # guided: size steps whose pairs are scored and validated
 GUIDED_MAX_SIZE = 4096    # guided: larger datasets only slow the black box (the share of one
@@ -321,34 +326,84 @@ def exact_bounds(p: np.ndarray, q: np.ndarray, claim: Claim) -> tuple[float, flo
     return eps, delta
 
 
+def law_events(law_a: dict, law_b: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Probabilities, under the exact laws of two whole outputs (`HasExactLaw`), of the
+    events a confirmation can choose among output codes: every code, and the prefix sets of
+    codes by likelihood ratio, in both directions. Returns ``(P, Q)``, events on the rows: P
+    the numerator's probability (S's for the first half, S''s for the second), Q the other."""
+    codes = sorted(set(law_a) | set(law_b))
+    a = np.array([law_a.get(c, 0.0) for c in codes], dtype=np.float64)
+    b = np.array([law_b.get(c, 0.0) for c in codes], dtype=np.float64)
+    P, Q = [], []
+    for x, y in ((a, b), (b, a)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(y > 0, x / np.where(y > 0, y, 1.0), np.where(x > 0, np.inf, 0.0))
+        order = np.argsort(-ratio, kind="stable")
+        P += [x, np.cumsum(x[order])]
+        Q += [y, np.cumsum(y[order])]
+    return np.clip(np.concatenate(P), 0, 1), np.clip(np.concatenate(Q), 0, 1)
+
+
+def _marginals(law: dict, q: int) -> np.ndarray:
+    """Pr[label = 1] at each of `q` queries from a joint law ``{int8 label bytes: prob}``."""
+    if not law:
+        raise PrivauditError("exact_law returned an empty law")
+    codes = np.frombuffer(b"".join(law), np.int8).reshape(len(law), q).astype(np.float64)
+    return np.asarray(list(law.values()), np.float64) @ codes
+
+
 def score_exact(learner: Any, trials: list[Trial], *, claim: Claim, confirm_runs: int,
                 confidence: float, tests: int) -> list[Scored]:
     """White-box scores: the bound a confirmation is expected to certify at the exact rates
-    (tiebreak: the exact epsilon or delta). Trials the oracle refuses score -inf."""
+    (tiebreak: the exact epsilon or delta). Trials the oracle refuses score -inf.
+
+    Events are each query's label (both labels, both directions); under model scope, when the
+    learner also gives the joint law of its labels (`HasExactLaw`), the events on whole
+    outputs (`law_events`) as well: a leak spread over several queries (BLM's M at a crossing,
+    three released outputs: 1.56 on the output against 0.97 at its best query) shows there."""
     alpha = stats.per_bound_alpha(confidence, tests)
     obj = objective(claim)
+    law_of = exact_law_oracle(learner) if claim.scope != "prediction" else None
     out = []
     for t in trials:
         try:
             q = as_queries(t.queries, t.a.d)
-            pa = np.asarray(learner.exact(t.a, q), dtype=np.float64).reshape(-1)
-            pb = np.asarray(learner.exact(t.b, q), dtype=np.float64).reshape(-1)
+            if law_of is not None and len(q) > 1:
+                # one oracle evaluation per side: the marginals follow from the joint law
+                laws = (law_of(t.a, q), law_of(t.b, q))
+                pa, pb = (_marginals(law, len(q)) for law in laws)
+            else:
+                laws = None
+                pa = np.asarray(learner.exact(t.a, q), dtype=np.float64).reshape(-1)
+                pb = np.asarray(learner.exact(t.b, q), dtype=np.float64).reshape(-1)
         # too large for the oracle (an oracle whose recursion runs too deep refuses too)
         except (ValueError, PrivauditError, RecursionError) as exc:
             out.append(Scored(t, -math.inf, -math.inf, {"exact": f"refused: {exc}"}))
             continue
         P = np.concatenate([pa, 1 - pa, pb, 1 - pb])
         Q = np.concatenate([pb, 1 - pb, pa, 1 - pa])
+        n_marginal = P.size
+        eps_true, delta_true = exact_bounds(pa, pb, claim)
+        if laws is not None:
+            lp, lq = law_events(*laws)
+            P, Q = np.concatenate([P, lp]), np.concatenate([Q, lq])
+            # the events on whole outputs are events too: the pair's exact bounds over them
+            half = lp.size // 2
+            e_l, d_l = exact_bounds(lp[:half], lq[:half], claim)
+            eps_true, delta_true = max(eps_true, e_l), max(delta_true, d_l)
         e, d = stats.expected_bounds(np.clip(P, 0, 1), np.clip(Q, 0, 1), confirm_runs, alpha,
                                      claim.epsilon, claim.delta)
         e = np.where(np.isfinite(e), e, 0.0)
         vals = d if obj == "delta" else e
         k = int(np.argmax(vals + 1e-9 * (e if obj == "delta" else d)))
-        eps_true, delta_true = exact_bounds(pa, pb, claim)
+        detail = {"p_exact": round(float(P[k]), 6), "q_exact": round(float(Q[k]), 6),
+                  "epsilon_exact": eps_true, "delta_exact": delta_true}
+        if k < n_marginal:
+            detail["query"] = int(k % pa.size)
+        else:
+            detail["event"] = "whole output"
         out.append(Scored(t, float(vals[k]), delta_true if obj == "delta" else min(eps_true, 1e6),
-                          {"query": int(k % pa.size),
-                           "p_exact": round(float(P[k]), 6), "q_exact": round(float(Q[k]), 6),
-                           "epsilon_exact": eps_true, "delta_exact": delta_true}))
+                          detail))
     return out
 
 
@@ -792,9 +847,10 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
         # anyway, and its accepted block pairs are rare
         batch_calls = 3 * calls
         calls += batch_calls
-        got, law_calls = _batch_designs(exact, oracle, batches, sizes, dom, relation, rng,
-                                        batch_calls)
+        got, law_calls, granted = _batch_designs(exact, oracle, batches, sizes, dom, relation,
+                                                 rng, batch_calls)
         used += law_calls
+        calls += granted      # the low-count pairs' own allowance (`_batch_designs`)
         stepped += distinct(got, 2)
     ex = exact(stratified(pool, max(1, (calls - used) // 3), rng), "exact scoring")
     ok = [s for s in ex if math.isfinite(s.value)]
@@ -860,7 +916,8 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
 
 
 def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], dom: Domain,
-                   relation: str, rng: np.random.Generator, calls: int) -> tuple[list[Scored], int]:
+                   relation: str, rng: np.random.Generator, calls: int
+                   ) -> tuple[list[Scored], int, int]:
     """Exact scores of batch-structured pairs (`attacks.batches`), at most `calls` evaluations.
 
     Block pairs of the search's own families at the batch size m are screened by the oracle at
@@ -871,15 +928,22 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
     counts (S' copied from either side), then -- because a release threshold makes the leak a
     spike in j that a grid steps over -- S's exact law on the grid, and every count inside the
     two grid gaps where that law changes most, plus the neighbours of the best grid pair, and
-    last a climb from the best count to its peak, one count at a time. Then, with a third of
+    last a climb from the best count to its peak, one count at a time -- for the split (C
+    against C', or both at equal counts beside a filler) that wins a coarse grid, then, on an
+    allowance of its own (`OTHER_SPLIT_CALLS`), for the other split. Beside the sweep, on an
+    allowance of its own (at most `MAX_FILLER_LOOKUPS` + 4 calls per swept pair), batch 0 against
+    k - 1 batches cycling through up to `MAX_FILLERS` contents of different outputs: every count
+    low, nothing released, so a learner's fallback on an empty release shows (BLM's M, bug B11:
+    h_1, batch 0's own output, exact ln ratio 5.4). Then, with a third of
     `calls` kept for it, pairs whose batches agree on both sides and whose record moves inside
     the rest S' (`attacks.batches.tail_trial`), the rest hill-climbed on the oracle.
-    Returns every score (the rests' as assembled pairs) and the oracle calls spent outside
-    `exact` (the laws)."""
+    Returns every score (the rests' as assembled pairs), the oracle calls spent outside
+    `exact` (the laws) and the calls spent on the low-count pairs' own allowance (beyond
+    `calls`)."""
     k, m = batches
     totals = [n for n in sizes if n >= k * m]
     if not totals or m < 2:
-        return [], 0
+        return [], 0, 0
     n_total = totals[0]
     P = dom.points
     family = adversarial_family(dom, relation, [m], rng, n_anchors=min(dom.N, 12),
@@ -918,6 +982,20 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
         p = law(t) if t is not None else None
         return None if p is None else np.round(p, 3).tobytes()
 
+    bonus = 0
+
+    def granted(step, most: int) -> None:
+        """Run `step` on an allowance of its own (at most `most` oracle calls, added to the
+        phase's): the low-count pairs do not take calls from the sweep or the rests."""
+        nonlocal limit, bonus
+        start = spent
+        limit += most
+        try:
+            step()
+        finally:
+            limit += (spent - start) - most
+            bonus += spent - start
+
     block_of: dict[bytes, Trial] = {}
     moves: dict[bytes, bool] = {}
 
@@ -955,22 +1033,44 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
     sides = {}
     for i, s in enumerate(top):
         block = block_of[s.trial.key()]
-        # a filler: a third batch content, whose output differs from both sides' (from the
-        # other accepted block pairs)
+        # fillers: third batch contents whose outputs differ from both sides' and from each
+        # other's (from the other accepted block pairs); the first fills the equal-count split,
+        # all of them, cycled, the low-count one
         mine = {alone(block.a), alone(block.b)}
-        fill = None
-        for other in accepted:
-            if other is block:
-                continue
-            for d in (other.a, other.b):
-                key = d.X.tobytes() + d.y.tobytes()
-                if key not in sides:
-                    sides[key] = alone(d)
-                if sides[key] is not None and sides[key] not in mine:
-                    fill = d
-                    break
-            if fill is not None:
+        fills: list[Dataset] = []
+        outs = set(mine)
+
+        def look(d: Dataset) -> None:
+            key = d.X.tobytes() + d.y.tobytes()
+            if key not in sides:
+                sides[key] = alone(d)
+            if sides[key] is not None and sides[key] not in outs:
+                outs.add(sides[key])
+                fills.append(d)
+
+        others = [d for o in accepted if o is not block for d in (o.a, o.b)]
+        first = 0
+        for first, d in enumerate(others):     # the first filler: charged to the sweep
+            look(d)
+            if fills:
                 break
+
+        def more_fillers() -> None:
+            for d in others[first + 1:first + 1 + MAX_FILLER_LOOKUPS]:
+                if len(fills) >= MAX_FILLERS:
+                    break
+                look(d)
+            if len(fills) >= 2:
+                # batch 0 against k - 1 batches of many different contents: every count low,
+                # nothing released, so what the learner does with an empty release shows
+                # (BLM's M falls back to a fixed hypothesis; bug B11 to h_1, batch 0's output)
+                out.extend(score([batch_trial(block, k, m, n_total, 0, tail, P, j_b=0,
+                                              filler=fills) for tail in TAILS],
+                                 "exact batch low counts"))
+
+        if fills:
+            granted(more_fillers, MAX_FILLER_LOOKUPS + len(TAILS))
+        fill = fills[0] if fills else None
         # first which S' and which split (C against C', or C and C' at equal counts with the
         # filler around them) on a coarse grid, then every count of the grid for the best
         coarse = count_grid(k, 8)
@@ -981,41 +1081,57 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
         if not swept:
             continue
         best = max(swept, key=lambda x: x.key)
-        tail, diag = best.trial.params["tail"], "filler" in best.trial.params
 
-        def at_j(j: int, diag: bool = diag, fill=fill, block=block, tail=tail) -> Trial | None:
-            if diag:
-                return batch_trial(block, k, m, n_total, j, tail, P, j_b=j, filler=fill)
-            return batch_trial(block, k, m, n_total, j, tail, P)
+        def sweep(tail: str, diag: bool, block=block, fill=fill, swept=swept) -> None:
+            """Every count of the grid for one S' and split, the counts where S's law jumps,
+            and a climb to the peak (appended to `swept`)."""
+            def at_j(j: int) -> Trial | None:
+                if diag:
+                    return batch_trial(block, k, m, n_total, j, tail, P, j_b=j, filler=fill)
+                return batch_trial(block, k, m, n_total, j, tail, P)
 
-        swept += score([at_j(j) for j in grid if j not in coarse], "exact batch counts")
-        best = max(swept, key=lambda x: x.key)
-        j0 = best.trial.params["count"]
-        more = set(range(j0 - 2, j0 + 3))
-        gl = [j for j in grid if at_j(j) is not None]
-        laws = [law(at_j(j)) for j in gl]
-        jumps = sorted(((float(np.max(np.abs(a - b))), lo, hi)
-                        for a, b, lo, hi in zip(laws, laws[1:], gl, gl[1:])
-                        if a is not None and b is not None and a.shape == b.shape), reverse=True)
-        for _, lo, hi in jumps[:2]:
-            more |= set(range(lo, hi + 1))
-        more = sorted(j for j in more if 0 <= j < k and j not in grid)
-        swept += score([at_j(j) for j in more], "exact batch counts")
-        # the spike is one peak in j, often narrower than the gaps swept: climb from the best
-        # count of this mode to the peak, one count at a time (BLM's M at a crossing: 0.27 at
-        # the best swept count, 0.45 five counts away)
-        tried = set(grid) | set(more)
-        mine = [x for x in swept if x.trial.params["tail"] == tail and
-                ("filler" in x.trial.params) == diag]
-        best = max(mine, key=lambda x: x.key) if mine else None
-        while best is not None:
-            j0 = best.trial.params["count"]
-            nxt = [j for j in (j0 - 1, j0 + 1) if 0 <= j < k and j not in tried]
-            tried |= set(nxt)
-            got = score([at_j(j) for j in nxt], "exact batch counts")
-            swept += got
-            up = max(got, key=lambda x: x.key) if got else None
-            best = up if up is not None and up.key > best.key else None
+            def mine() -> list[Scored]:
+                return [x for x in swept if x.trial.params["tail"] == tail and
+                        ("filler" in x.trial.params) == diag]
+
+            swept += score([at_j(j) for j in grid if j not in coarse], "exact batch counts")
+            best = max(mine(), key=lambda x: x.key, default=None)
+            j0 = best.trial.params["count"] if best is not None else 0
+            more = set(range(j0 - 2, j0 + 3))
+            gl = [j for j in grid if at_j(j) is not None]
+            laws = [law(at_j(j)) for j in gl]
+            jumps = sorted(((float(np.max(np.abs(a - b))), lo, hi)
+                            for a, b, lo, hi in zip(laws, laws[1:], gl, gl[1:])
+                            if a is not None and b is not None and a.shape == b.shape),
+                           reverse=True)
+            for _, lo, hi in jumps[:2]:
+                more |= set(range(lo, hi + 1))
+            more = sorted(j for j in more if 0 <= j < k and j not in grid)
+            swept += score([at_j(j) for j in more], "exact batch counts")
+            # the spike is one peak in j, often narrower than the gaps swept: climb from the
+            # best count of this mode to the peak, one count at a time (BLM's M at a
+            # crossing: 0.27 at the best swept count, 0.45 five counts away)
+            tried = set(grid) | set(more)
+            best = max(mine(), key=lambda x: x.key, default=None)
+            while best is not None:
+                j0 = best.trial.params["count"]
+                nxt = [j for j in (j0 - 1, j0 + 1) if 0 <= j < k and j not in tried]
+                tried |= set(nxt)
+                got = score([at_j(j) for j in nxt], "exact batch counts")
+                swept += got
+                up = max(got, key=lambda x: x.key) if got else None
+                best = up if up is not None and up.key > best.key else None
+
+        sweep(best.trial.params["tail"], "filler" in best.trial.params)
+        if len(modes) > 1:
+            # the other split too, on an allowance of its own: its peak may be the higher one
+            # where the coarse grid missed it (BLM's M, bug B5: three released outputs, C and C'
+            # at equal counts around the threshold and the filler's output beside them)
+            diag = "filler" not in best.trial.params
+            other = [x for x in swept if ("filler" in x.trial.params) == diag]
+            if other:
+                granted(lambda: sweep(max(other, key=lambda x: x.key).trial.params["tail"], diag),
+                        OTHER_SPLIT_CALLS)
         out += swept
     # the record in S' instead of in a batch (`tail_trial`): the batches split evenly between
     # the two outputs of the best block pair that moves the output (both released), S' a pair
@@ -1030,7 +1146,7 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
         # rests do not beat the batch pairs
         if i and max((o.key for o in out[n_swept:]), default=swept_best) > swept_best:
             break
-        limit = calls - reserve // 2 * (1 - i)
+        limit = calls + bonus - reserve // 2 * (1 - i)
 
         def on_rests(rs: list[Trial], phase: str, mover: Trial = mover) -> list[Scored]:
             # scored as assembled pairs, returned as the rests (what the climb mutates)
@@ -1050,7 +1166,7 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
             _hill_climb(first, dom, relation, rng, lambda ts: on_rests(ts, "exact batch rests"),
                         steps=reserve, beam=2, mutants=6, resize=False, min_size=n_rest,
                         max_size=n_rest, stop=lambda: spent >= limit)
-    return out, laws_spent
+    return out, laws_spent, bonus
 
 
 def _kept_queries(s: Scored, claim: Claim, fixed: np.ndarray | None) -> np.ndarray:

@@ -120,6 +120,16 @@ class HasExact(Protocol):
 
 
 @runtime_checkable
+class HasExactLaw(Protocol):
+    """Optional beside `HasExact`: the exact law of the labels at the queries, jointly --
+    ``{bytes of the int8 label vector: probability}`` (the same refusals as ``exact``). The
+    search scores events on whole outputs with it (a leak spread over several queries, which
+    no single query's marginal shows)."""
+
+    def exact_law(self, data: Dataset, queries: np.ndarray) -> dict: ...
+
+
+@runtime_checkable
 class HasInputDistance(Protocol):
     """A mechanism's input neighbour relation: pairs farther apart are refused (e.g.
     ``InputDistance("hamming", 1)`` -- one record replaced -- or ``"l1:1"``; see
@@ -238,6 +248,12 @@ def exact_oracle(obj: Any) -> Callable | None:
     return f if callable(f) else None
 
 
+def exact_law_oracle(obj: Any) -> Callable | None:
+    """The learner's ``exact_law(data, queries)`` when it has one (`HasExactLaw`)."""
+    f = _opt(obj, "exact_law")
+    return f if callable(f) else None
+
+
 def search_sizes(obj: Any) -> Any:
     """The dataset sizes the learner declares it accepts (None: any)."""
     return _opt(obj, "search_sizes")
@@ -289,7 +305,8 @@ def declared_domain(obj: Any) -> tuple[str, Any] | None:
 __all__ = ["Learner", "Mechanism", "HasCertified", "HasParams", "HasPairs", "HasQueries", "HasData",
            "HasExact", "HasSearchSizes", "HypothesisClassLike", "CLASS_ATTRIBUTES", "is_learner",
            "is_mechanism", "name_of", "claim_of", "certified_of", "params_of", "own_pairs",
-           "own_queries", "own_data", "exact_oracle", "search_sizes", "exact_values_of",
+           "own_queries", "own_data", "exact_oracle", "exact_law_oracle", "HasExactLaw",
+           "search_sizes", "exact_values_of",
            "is_reproducible", "HasExactValues", "HasReproducible", "is_hypothesis_class",
            "declared_input_distance", "HasInputDistance", "declared_input_length",
            "HasInputLength", "declared_domain", "HasBatches", "declared_batches"]

@@ -488,6 +488,18 @@ class PrivateLearnerM:
             out += p * np.frombuffer(h, np.int8)[qi]
         return out
 
+    def exact_law(self, data: Any, queries: Any) -> dict:
+        """Exact joint law of the labels at the queries, ``{int8 label bytes: prob}`` (the
+        output law `output_law` restricted to the queries): a crossing's three released
+        outputs differ in their whole truth tables more than at any one query."""
+        data = as_dataset(data)
+        qi = self.H.index(as_queries(queries, data.d))
+        law: dict = {}
+        for h, p in self.output_law(data).items():
+            key = np.frombuffer(h, np.int8)[qi].tobytes()
+            law[key] = law.get(key, 0.0) + p
+        return law
+
     # -- designs ---------------------------------------------------------------------------------
     def default_pairs(self) -> list:
         """Spec 6.4's end-to-end designs for these parameters (those that fit): crossing
