@@ -850,7 +850,7 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
         got, law_calls, granted = _batch_designs(exact, oracle, batches, sizes, dom, relation,
                                                  rng, batch_calls)
         used += law_calls
-        calls += granted      # the low-count pairs' own allowance (`_batch_designs`)
+        calls += granted      # spent on allowances of their own (`_batch_designs`)
         stepped += distinct(got, 2)
     ex = exact(stratified(pool, max(1, (calls - used) // 3), rng), "exact scoring")
     ok = [s for s in ex if math.isfinite(s.value)]
@@ -938,8 +938,8 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
     `calls` kept for it, pairs whose batches agree on both sides and whose record moves inside
     the rest S' (`attacks.batches.tail_trial`), the rest hill-climbed on the oracle.
     Returns every score (the rests' as assembled pairs), the oracle calls spent outside
-    `exact` (the laws) and the calls spent on the low-count pairs' own allowance (beyond
-    `calls`)."""
+    `exact` (the laws) and the calls spent on allowances of their own (the low-count pairs,
+    the other split's sweep; beyond `calls`)."""
     k, m = batches
     totals = [n for n in sizes if n >= k * m]
     if not totals or m < 2:
@@ -986,7 +986,8 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
 
     def granted(step, most: int) -> None:
         """Run `step` on an allowance of its own (at most `most` oracle calls, added to the
-        phase's): the low-count pairs do not take calls from the sweep or the rests."""
+        phase's): the low-count pairs and the other split's sweep take no calls from the
+        first split's sweep, the rests or (through the returned total) the generic phase."""
         nonlocal limit, bonus
         start = spent
         limit += most
