@@ -344,10 +344,41 @@ def law_events(law_a: dict, law_b: dict) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(np.concatenate(P), 0, 1), np.clip(np.concatenate(Q), 0, 1)
 
 
+def law_bounds(law_a: dict, law_b: dict, claim: Claim) -> tuple[float, float]:
+    """True (epsilon, delta at the claimed epsilon) of one pair over every event on whole
+    outputs (`law_events`, both directions): the optimal events are prefix sets by ratio."""
+    P, Q = law_events(law_a, law_b)
+    half = P.size // 2
+    # `exact_bounds` takes S's and S''s probabilities of the same events: the second half's
+    # events are S''s prefix sets, with S''s probability in P
+    return exact_bounds(np.concatenate([P[:half], Q[half:]]),
+                        np.concatenate([Q[:half], P[half:]]), claim)
+
+
+def _checked_law(law: Any, q: int) -> dict:
+    """`law` if it is a joint law of `q` binary labels (`HasExactLaw`), else a PrivauditError
+    naming what is wrong (the trial is then refused with that reason)."""
+    if not isinstance(law, dict) or not law:
+        raise PrivauditError(f"exact_law must return a non-empty dict {{int8 label bytes: "
+                             f"probability}}; got {type(law).__name__}"
+                             + (" (empty)" if isinstance(law, dict) else ""))
+    for key in law:
+        if not isinstance(key, bytes) or len(key) != q:
+            raise PrivauditError(f"exact_law: every key must be the {q} int8 labels at the "
+                                 f"{q} queries as bytes; got {key!r:.60}")
+    codes = np.frombuffer(b"".join(law), np.int8)
+    p = np.asarray(list(law.values()), dtype=np.float64)
+    if not np.all(np.isin(codes, (0, 1))):
+        raise PrivauditError("exact_law: labels must be 0 or 1")
+    if not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-6:
+        raise PrivauditError(f"exact_law: probabilities must be finite, >= 0 and sum to 1; "
+                             f"got sum {p.sum():.6g}, min {np.min(p):.3g}")
+    return law
+
+
 def _marginals(law: dict, q: int) -> np.ndarray:
     """Pr[label = 1] at each of `q` queries from a joint law ``{int8 label bytes: prob}``."""
-    if not law:
-        raise PrivauditError("exact_law returned an empty law")
+    law = _checked_law(law, q)
     codes = np.frombuffer(b"".join(law), np.int8).reshape(len(law), q).astype(np.float64)
     return np.asarray(list(law.values()), np.float64) @ codes
 
@@ -388,8 +419,7 @@ def score_exact(learner: Any, trials: list[Trial], *, claim: Claim, confirm_runs
             lp, lq = law_events(*laws)
             P, Q = np.concatenate([P, lp]), np.concatenate([Q, lq])
             # the events on whole outputs are events too: the pair's exact bounds over them
-            half = lp.size // 2
-            e_l, d_l = exact_bounds(lp[:half], lq[:half], claim)
+            e_l, d_l = law_bounds(*laws, claim)
             eps_true, delta_true = max(eps_true, e_l), max(delta_true, d_l)
         e, d = stats.expected_bounds(np.clip(P, 0, 1), np.clip(Q, 0, 1), confirm_runs, alpha,
                                      claim.epsilon, claim.delta)
@@ -1095,7 +1125,8 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
                 return [x for x in swept if x.trial.params["tail"] == tail and
                         ("filler" in x.trial.params) == diag]
 
-            swept += score([at_j(j) for j in grid if j not in coarse], "exact batch counts")
+            swept.extend(score([at_j(j) for j in grid if j not in coarse],
+                               "exact batch counts"))
             best = max(mine(), key=lambda x: x.key, default=None)
             j0 = best.trial.params["count"] if best is not None else 0
             more = set(range(j0 - 2, j0 + 3))
@@ -1108,7 +1139,7 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
             for _, lo, hi in jumps[:2]:
                 more |= set(range(lo, hi + 1))
             more = sorted(j for j in more if 0 <= j < k and j not in grid)
-            swept += score([at_j(j) for j in more], "exact batch counts")
+            swept.extend(score([at_j(j) for j in more], "exact batch counts"))
             # the spike is one peak in j, often narrower than the gaps swept: climb from the
             # best count of this mode to the peak, one count at a time (BLM's M at a
             # crossing: 0.27 at the best swept count, 0.45 five counts away)
@@ -1119,7 +1150,7 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
                 nxt = [j for j in (j0 - 1, j0 + 1) if 0 <= j < k and j not in tried]
                 tried |= set(nxt)
                 got = score([at_j(j) for j in nxt], "exact batch counts")
-                swept += got
+                swept.extend(got)
                 up = max(got, key=lambda x: x.key) if got else None
                 best = up if up is not None and up.key > best.key else None
 

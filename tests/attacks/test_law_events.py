@@ -1,13 +1,14 @@
 """Events on whole outputs for the search's exact scores (attacks.search.law_events and
 score_exact with a learner's joint law, `HasExactLaw`)."""
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 
 import algorithms
-from attacks.search import _marginals, law_events, score_exact
+from attacks.search import _marginals, law_bounds, law_events, score_exact
 from attacks.trial import Trial
 from audit.interfaces import claim_of, exact_law_oracle
 from audit.types import Claim
@@ -74,19 +75,54 @@ def _pair_trial(S, S2, q):
                  "design", {})
 
 
-def test_an_empty_joint_law_is_refused_not_scored():
-    """A learner whose exact_law returns nothing gets its trial refused (-inf, with the
-    reason), like an oracle that raises -- never a score made of an empty law."""
+@pytest.mark.parametrize("bad, reason", [
+    ({}, "non-empty dict"),
+    ([(b"\x00\x01\x00", 1.0)], "non-empty dict"),
+    ({b"\x00\x01": 1.0}, "every key must be the 3 int8 labels"),
+    ({"010": 1.0}, "every key must be the 3 int8 labels"),
+    ({b"\x00\x02\x00": 1.0}, "labels must be 0 or 1"),
+    ({b"\x00\x01\x00": 0.5}, "sum to 1"),
+    ({b"\x00\x01\x00": 1.5, b"\x00\x00\x00": -0.5}, ">= 0"),
+    ({b"\x00\x01\x00": float("nan")}, "finite"),
+])
+def test_a_malformed_joint_law_is_refused_with_its_reason_not_scored(bad, reason):
+    """A learner whose exact_law returns garbage gets its trial refused (-inf, the reason in
+    the search history), like an oracle that raises -- never a score made of that law."""
     L = algorithms.get("blm-m", variant="b5")
     S, S2 = L.pairs[0]
+    q = L.queries[:3]
 
-    class Empty:
+    class Garbage:
         def __init__(self, inner):
             self.exact = inner.exact
 
         def exact_law(self, data, queries):
-            return {}
+            return bad
 
-    got = score_exact(Empty(L), [_pair_trial(S, S2, L.queries)], claim=claim_of(L),
+    got = score_exact(Garbage(L), [_pair_trial(S, S2, q)], claim=claim_of(L),
                       confirm_runs=200_000, confidence=0.95, tests=3)[0]
-    assert got.value == -math.inf and "empty law" in got.detail["exact"]
+    assert got.value == -math.inf and reason in got.detail["exact"], got.detail
+
+
+@pytest.mark.parametrize("seed, delta", [(0, 0.0), (1, 0.05), (2, 0.2), (3, 0.05)])
+def test_law_bounds_equal_the_best_event_over_every_set_of_codes(seed, delta):
+    """The prefix sets by likelihood ratio, both ways, hold the optimal events: the exact
+    (epsilon at delta, delta at epsilon) over whole outputs equal brute force over all 2^6
+    sets of six codes, in both directions (S over S' and S' over S)."""
+    rng = np.random.default_rng(seed)
+    codes = [bytes([i]) for i in range(6)]
+    a, b = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(6))
+    if seed == 3:
+        a, b = b, a     # the leak the other way round
+    claim = Claim(0.5, delta)
+    eps, dlt = law_bounds(dict(zip(codes, a)), dict(zip(codes, b)), claim)
+    best_e, best_d = 0.0, 0.0
+    for r in range(1, 7):
+        for E in itertools.combinations(range(6), r):
+            pa, pb = a[list(E)].sum(), b[list(E)].sum()
+            for x, y in ((pa, pb), (pb, pa)):
+                if x - delta > 0:
+                    best_e = max(best_e, math.log((x - delta) / y))
+                best_d = max(best_d, x - math.exp(claim.epsilon) * y)
+    assert eps == pytest.approx(best_e, rel=1e-9, abs=1e-12)
+    assert dlt == pytest.approx(best_d, rel=1e-9, abs=1e-12)
