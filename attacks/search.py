@@ -31,6 +31,10 @@ Strategies
                 finalist keeps the larger of its exact and its black-box estimate.
 ``auto``        (default) ``guided`` when the learner has an exact oracle, else ``adaptive``.
 
+A learner that declares positional batches ``(k, m)`` (`attacks.batches`) gets the batch family
+from ``guided``'s oracle; with no oracle, or one that refuses every batch pair, ``adaptive`` and
+``guided`` screen and sweep it on black-box runs instead (`_blind_batch_designs`).
+
 References
 ----------
 Y. Dagan and V. Feldman, "PAC learning with stable and private predictions", COLT 2020,
@@ -81,6 +85,9 @@ EXACT_CALLS = (100, 1200)  # guided: exact-oracle evaluations, one per 1,000 sea
 MAX_FILLERS = 8
 MAX_FILLER_LOOKUPS = 24
 OTHER_SPLIT_CALLS = 80    # batch family: the second split's count sweep (its own allowance)
+BLIND_BLOCKS = 48         # batch family without an oracle: block pairs screened on the black box
+BLIND_SCREEN_RUNS = 64    # black-box runs per dataset of that screen (one block in every batch)
+BLIND_SHARE = 0.3         # of the search runs, for the batch family's black-box sweep
 STEP_PROBE_CALLS = 48    # guided: oracle evaluations of the size-step probe (attacks.sizesteps)
 STEP_MAX = 2              # guided: size steps whose pairs are scored and validated
 GUIDED_MAX_SIZE = 4096    # guided: larger datasets only slow the black box (the share of one
@@ -576,6 +583,9 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         As for `audit.audit_learner`; search samples use spawn keys ``(SEARCH, round, ...)``.
     strategy : {"auto", "guided", "exhaustive", "random", "adaptive", "white-box"}
         ``auto`` (default): ``guided`` if the learner has an exact oracle, else ``adaptive``.
+        A learner that declares ``batches`` and has no oracle (or one that refuses every batch
+        pair) gets the batch family on black-box runs first (`_blind_batch_designs`; the runs
+        it spent are ``info["batch_screen_runs"]``).
     search_runs : int, optional
         Total black-box runs the search may spend (both sides, all candidates and rounds);
         default `default_search_runs(explore_runs)`. Ignored by white-box.
@@ -700,6 +710,20 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         round_index += 1
         return scored
 
+    screen_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(SEARCH, PROBE_KEY + 3)))
+    screen_runs = [0]
+
+    def outputs(d: Dataset, q: np.ndarray, runs: int) -> np.ndarray | None:
+        """Label rate at each query over `runs` black-box runs on one dataset (the batch
+        family's screen without an oracle; its own stream, counted in the search's runs)."""
+        budget.used += runs
+        screen_runs[0] += runs
+        try:
+            out = np.asarray(learner.predict(d, q, runs, screen_rng), dtype=np.float64)
+        except (PrivauditError, ValueError, RecursionError):
+            return None
+        return out.reshape(runs, -1).mean(axis=0) if out.size == runs * len(q) else None
+
     def wb(trials: list[Trial], phase: str) -> list[Scored]:
         nonlocal round_index
         scored = score_exact(learner, trials, claim=claim, confirm_runs=confirm_runs,
@@ -724,13 +748,19 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
                                      sizes=size_list,
                                      shortlist=shortlist, resize=resize, min_size=min(size_list),
                                      hill_steps=hill_steps, candidates=candidates,
-                                     calls=exact_calls or _exact_calls(search_runs))
+                                     calls=exact_calls or _exact_calls(search_runs),
+                                     outputs=outputs if data is None else None)
     elif strategy in ("exhaustive", "random"):
         runs = max(MIN_RUNS, int(0.75 * search_runs) // (2 * len(pool)))
         scored = bb(pool, runs, strategy)
         scored = _validate(latest, bb, budget, shortlist)
     else:
-        scored, steps_done = _adaptive(pool, bb, budget, latest, rng, dom, relation, search_runs,
+        left = search_runs
+        if data is None:
+            # a learner that declares batches: the batch family, screened on black-box runs
+            left -= _blind_batch_designs(outputs, bb, declared_batches(learner), size_list, dom,
+                                         relation, rng, int(BLIND_SHARE * search_runs))
+        scored, steps_done = _adaptive(pool, bb, budget, latest, rng, dom, relation, left,
                                        shortlist=shortlist, resize=resize, min_size=min(size_list),
                                        hill_steps=hill_steps)
 
@@ -755,6 +785,8 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         "rounds": round_index,
         "hill_climbing_steps": steps_done,
         "exact_evaluations": exact_evaluations,
+        # the batch family screened on black-box runs (no oracle, or one refusing every batch pair)
+        "batch_screen_runs": screen_runs[0],
         "refused_by_learner": refused,
         "shortlist": [dict(s.trial.describe(), **{f"estimated_{obj}": s.value}, **s.detail)
                       for s in chosen],
@@ -845,7 +877,7 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
             dom: Domain, relation: str, search_runs: int, *, oracle, shortlist: int, resize: bool,
             batches: tuple[int, int] | None = None, sizes: list[int] = (),
             min_size: int, hill_steps: int | None, calls: int,
-            candidates: int) -> tuple[list[Scored], int]:
+            candidates: int, outputs=None) -> tuple[list[Scored], int]:
     """The exact oracle steers, black-box runs decide (the ``guided`` strategy).
 
     Exact part (no runs): for a learner that declares positional batches ``(k, m)``, first
@@ -854,8 +886,10 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
     is kept for validation; scores of a random third-of-`calls` sample of the pool (stratified
     over design kinds); the best distinct designs re-instantiated on a half-octave ladder of
     sizes (the size decides how large a share one record is); exact hill-climbing until `calls`
-    oracle evaluations are spent. Black-box part: the ``adaptive`` phases (successive halving
-    of `candidates` stratified designs, then hill-climbing) -- an oracle may describe the
+    oracle evaluations are spent. Black-box part: when the oracle refused every batch pair,
+    the batch family screened and swept on runs instead (`_blind_batch_designs`, a
+    `BLIND_SHARE` of the runs); then the ``adaptive`` phases (successive halving of
+    `candidates` stratified designs, then hill-climbing) -- an oracle may describe the
     algorithm as intended rather than the code that runs (a planted bug), or refuse the
     candidates that matter. Both parts' finalists then share one black-box validation round
     (what is left of the runs, larger budgets for these few), and an exact finalist keeps the
@@ -882,6 +916,9 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
         used += law_calls
         calls += granted      # spent on allowances of their own (`_batch_designs`)
         stepped += distinct(got, 2)
+        screened_batches = bool(got)
+    else:
+        screened_batches = True
     ex = exact(stratified(pool, max(1, (calls - used) // 3), rng), "exact scoring")
     ok = [s for s in ex if math.isfinite(s.value)]
     ok += stepped
@@ -927,8 +964,14 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
     bb_pool = stratified([t for t in pool if t.design != "random" and
                           t.params.get("position") != "first"], candidates - n_rand, rng)
     bb_pool += [t for t in pool if t.design == "random"][:n_rand]
+    bb_runs = search_runs
+    if not screened_batches and outputs is not None:
+        # the oracle refused every batch pair (it models the algorithm as intended, or needs a
+        # deterministic sub-learner): the batch family on black-box runs
+        bb_runs -= _blind_batch_designs(outputs, bb, batches, sizes, dom, relation, rng,
+                                        int(BLIND_SHARE * search_runs))
     _, bb_steps = _adaptive(_dedupe(bb_pool), bb, budget, latest, rng, dom, relation,
-                                 search_runs, shortlist=shortlist, resize=resize,
+                                 bb_runs, shortlist=shortlist, resize=resize,
                                  min_size=min_size, hill_steps=hill_steps, validate=False)
     bb_best = distinct(list(latest.values()), max(2 * shortlist, 4))
     exact_of = {s.trial.key(): s for s in finalists}
@@ -943,6 +986,122 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
             s = Scored(s.trial, e.value, e.tiebreak, {**s.detail, **e.detail, "scored_by": "exact"})
         out.append(s)
     return out, steps + bb_steps
+
+
+def _blind_batch_designs(outputs, bb, batches: tuple[int, int] | None, sizes: list[int],
+                         dom: Domain, relation: str, rng: np.random.Generator, runs: int) -> int:
+    """The batch family (`attacks.batches`) screened and swept on black-box runs, for a learner
+    that declares batches but has no oracle to do it (or whose oracle refuses every batch
+    pair): what a user's subsample-and-aggregate learner gets. At most `runs` runs in all;
+    returns the runs spent (the pairs' scores are in the search's record, `bb`).
+
+    As `_batch_designs` with the oracle replaced by runs: each block pair's two sides are run
+    alone in every batch (`outputs`, `BLIND_SCREEN_RUNS` runs each) and the pair is kept when
+    some query's label rate moves by 1/2 or more (a deterministic sub-learner's two outputs,
+    both released); for the two that move it most, pairs on a coarse grid of counts (every S',
+    and both at equal counts beside a third content that moves differently), then every count
+    of the finer grid for the best S' and split, then a climb from the best count, one count
+    at a time. Each step scores its pairs with an equal share of what is left (at least
+    `MIN_RUNS` per side), so the estimates are noisy: the search's validation round decides.
+    A generic dataset of k m records controls neither the counts nor the batch outputs: on
+    BLM's M with its oracle hidden the generic families confirm 0.19 (claim 1)."""
+    if batches is None or relation == "add-remove" or runs < 2 * MIN_RUNS:
+        return 0
+    k, m = batches
+    totals = [n for n in sizes if n >= k * m]
+    if not totals or m < 2:
+        return 0
+    n_total, P = totals[0], dom.points
+    family = adversarial_family(dom, relation, [m], rng, n_anchors=min(dom.N, 12),
+                                positions=("last", "first"))
+    blocks = stratified(family, BLIND_BLOCKS, rng) + \
+        random_family(dom, relation, [m], rng, max(1, BLIND_BLOCKS // 8))
+    spent = 0
+    rates: dict[bytes, np.ndarray | None] = {}
+    Q = P[dom.spread(8)]
+
+    def alone(d: Dataset) -> np.ndarray | None:
+        """Label rates at fixed queries when every batch (and S') holds `d`."""
+        nonlocal spent
+        key = d.X.tobytes() + d.y.tobytes()
+        if key not in rates:
+            one = (d.X[-1], int(d.y[-1]))
+            t = batch_trial(Trial(d.X[:-1], d.y[:-1], one, one, d.n - 1, Q, "block"), k, m,
+                            n_total, k - 1, "a", P)
+            rates[key] = None
+            if t is not None and spent + BLIND_SCREEN_RUNS <= runs:
+                spent += BLIND_SCREEN_RUNS
+                rates[key] = outputs(t.a, as_queries(t.queries, t.a.d), BLIND_SCREEN_RUNS)
+        return rates[key]
+
+    def gap(a: np.ndarray | None, b: np.ndarray | None) -> float:
+        return -1.0 if a is None or b is None or a.shape != b.shape else float(np.max(np.abs(a - b)))
+
+    def spread(r: np.ndarray | None) -> float:
+        return math.inf if r is None else float(np.sum(np.minimum(r, 1.0 - r)))
+
+    # the pairs that move the output most, those whose sides the learner maps to one output
+    # each (rates 0 or 1: a deterministic sub-learner, every batch's output released) first
+    ranked = sorted(range(len(blocks)), key=lambda i: (-gap(alone(blocks[i].a), alone(blocks[i].b)),
+                                                       spread(alone(blocks[i].a)) +
+                                                       spread(alone(blocks[i].b)), i))
+    movers = [blocks[i] for i in ranked if gap(alone(blocks[i].a), alone(blocks[i].b)) >= 0.5]
+    if not movers:
+        return spent
+
+    def scored(ts: list, phase: str, share: float) -> list[Scored]:
+        """Black-box scores of `ts` with `share` of the runs left (at least `MIN_RUNS` per
+        side: the first that many pairs when the share cannot give all of them that)."""
+        nonlocal spent
+        ts = _dedupe([t for t in ts if t is not None])
+        allot = int(share * (runs - spent))
+        ts = ts[: allot // (2 * MIN_RUNS)]
+        if not ts:
+            return []
+        per = allot // (2 * len(ts))
+        got = bb(ts, per, phase)
+        spent += 2 * per * len(ts)
+        return got
+
+    done = 0
+    for i, block in enumerate(movers[:2]):
+        # a third content whose rates differ from both sides', for the equal-count split
+        fill = next((d for o in movers if o is not block for d in (o.a, o.b)
+                     if min(gap(alone(d), alone(block.a)), gap(alone(d), alone(block.b))) >= 0.5),
+                    None)
+
+        def at(j: int, tail: str, diag: bool) -> Trial | None:
+            if diag:
+                return batch_trial(block, k, m, n_total, j, tail, P, j_b=j, filler=fill)
+            return batch_trial(block, k, m, n_total, j, tail, P)
+
+        modes = [False] + ([True] if fill is not None else [])
+        share = 0.6 if i == 0 else 1.0     # of what is left: this mover's three steps
+        # S' filled with the pair's S' side or its differing record (`TAILS` "b", "rb"): the
+        # side that the batches' outputs disagree with there
+        coarse = scored([at(j, tail, d) for j in count_grid(k, 8) for d in modes
+                         for tail in ("b", "rb")], "black-box batch counts", share / 2)
+        if not coarse:
+            continue
+        best = max(coarse, key=lambda x: x.key)
+        tail, diag = best.trial.params["tail"], "filler" in best.trial.params
+        j0 = best.trial.params["count"]
+        fine = [j for j in sorted(set(count_grid(k, 16)) | set(range(j0 - 3, j0 + 4)))
+                if 0 <= j < k]
+        got = scored([at(j, tail, diag) for j in fine], "black-box batch counts", share * 0.7)
+        best = max(got + [best], key=lambda x: x.key)
+        tried = set(fine)
+        while True:   # the climb: one count at a time from the best, while it improves
+            j0 = best.trial.params["count"]
+            nxt = [j for j in (j0 - 1, j0 + 1) if 0 <= j < k and j not in tried]
+            tried |= set(nxt)
+            got = scored([at(j, tail, diag) for j in nxt], "black-box batch counts", share * 0.3)
+            up = max(got, key=lambda x: x.key) if got else None
+            if up is None or up.key <= best.key:
+                break
+            best = up
+        done += 1
+    return spent
 
 
 def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], dom: Domain,

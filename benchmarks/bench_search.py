@@ -12,6 +12,13 @@ every design: the "best exhaustive" column).
     python benchmarks/bench_search.py                      # every learner, every variant
     python benchmarks/bench_search.py df-em df-cor1 --variants bv-em-1,correct
     python benchmarks/bench_search.py --explore-runs 100000 --confirm-runs 1000000   # CLI defaults
+    python benchmarks/bench_search.py blm-t1 --variants b14 --hide-oracle --sizes 25443
+
+``--hide-oracle`` audits each learner with its exact oracle hidden (``exact``, ``exact_law``
+and every other attribute but ``predict``, the claim, the declared batches, sizes, domain and
+queries): what a user's own learner without an oracle gets from the search. A learner that
+accepts one size only (BLM's M) then needs ``--sizes``, which an oracle-less search cannot
+discover below 4,096 records.
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ import argparse
 import json
 import math
 import time
+
+import sys
 
 import numpy as np
 
@@ -32,6 +41,8 @@ from audit.auditor import SEARCH
 from audit.events import objective
 from audit.runners.local import LocalRunner
 from audit.types import Dataset
+
+search_module = sys.modules["attacks.search"]   # the package re-exports `search`, the function
 
 
 def best_exhaustive(learner, claim, seed: int) -> float | None:
@@ -51,6 +62,24 @@ def best_exhaustive(learner, claim, seed: int) -> float | None:
         v = d if objective(claim) == "delta" else e
         best = v if best is None else max(best, v)
     return best
+
+
+class HiddenOracle:
+    """`learner` with its exact oracle hidden: only ``predict`` and what a user's learner would
+    declare (claim, batches, sizes, domain or hypothesis class, default queries)."""
+
+    KEEP = ("claim", "batches", "search_sizes", "domain", "H", "hypotheses", "hclass",
+            "hypothesis_class", "cls", "queries", "chunk_runs")
+
+    def __init__(self, learner) -> None:
+        self._learner = learner
+        self.name = f"{getattr(learner, 'name', type(learner).__name__)}[oracle hidden]"
+        for a in self.KEEP:
+            if getattr(learner, a, None) is not None:
+                setattr(self, a, getattr(learner, a))
+
+    def predict(self, data, queries, runs, rng):
+        return self._learner.predict(data, queries, runs, rng)
 
 
 def fmt(x: float | None) -> str:
@@ -86,7 +115,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-exact", action="store_true", help="skip the exact-oracle columns")
     ap.add_argument("--json", help="also write the rows to this JSON file")
+    ap.add_argument("--hide-oracle", action="store_true",
+                    help="audit each learner with its exact oracle hidden (a user's learner)")
+    ap.add_argument("--sizes", type=int, nargs="+", help="dataset sizes for the search")
+    ap.add_argument("--blind-share", type=float, default=None,
+                    help="share of the search runs for the batch family on black-box runs "
+                         "(attacks.search.BLIND_SHARE; 0 switches that step off, an ablation)")
     args = ap.parse_args()
+    if args.blind_share is not None:
+        search_module.BLIND_SHARE = args.blind_share
     names = args.names or [n for n in algorithms.names() if algorithms.info(n)["kind"] == "learner"]
     rows = []
     print(f"{'learner':<9} {'variant':<10} {'flag':<5} {'bound':>8} {'exact':>8} {'best-exh':>8} "
@@ -106,6 +143,10 @@ def main() -> None:
             opts = {"strategy": args.strategy}
             if args.search_runs:
                 opts["search_runs"] = args.search_runs
+            if args.sizes:
+                opts["sizes"] = args.sizes
+            if args.hide_oracle:
+                learner = HiddenOracle(learner)
             r = audit_learner(learner, explore_runs=args.explore_runs, confirm_runs=args.confirm_runs,
                               seed=args.seed, runner=LocalRunner(), search_options=opts)
             total = time.perf_counter() - t0
@@ -116,11 +157,13 @@ def main() -> None:
             row = {"learner": name, "variant": v, "violation": r.violation, "objective": obj,
                    "bound": bound, "exact_of_witness": ex, "best_exhaustive": best,
                    "search_runs": r.search.get("search_runs"), "search_s": r.search.get("time_s"),
-                   "total_s": round(total, 2), "found_by": r.witness.found_by}
+                   "total_s": round(total, 2), "found_by": r.witness.found_by,
+                   "batch_screen_runs": r.search.get("batch_screen_runs")}
             rows.append(row)
             print(f"{name:<9} {v:<10} {'YES' if r.violation else 'no':<5} {fmt(bound):>8} {fmt(ex):>8} "
                   f"{fmt(best):>8} {row['search_runs'] or 0:>9} {row['search_s'] or 0:>8.1f} {total:>8.1f}  "
-                  f"{r.witness.found_by}", flush=True)
+                  f"{r.witness.found_by}"
+                  f"{' [batch family on the black box]' if row['batch_screen_runs'] else ''}", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(rows, fh, indent=2, default=str)

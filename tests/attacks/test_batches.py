@@ -13,7 +13,8 @@ import algorithms
 from attacks.batches import batch_trial
 from attacks.domain import learner_domain
 from attacks.families import adversarial_family
-from attacks.search import _batch_designs, discover_sizes, score_exact
+from attacks.search import Scored, _batch_designs, _blind_batch_designs, discover_sizes, score_exact
+from attacks.search import search as search_fn
 from audit import audit_learner
 from audit.errors import PrivauditError
 from audit.interfaces import claim_of, declared_batches, exact_oracle
@@ -149,3 +150,49 @@ def test_batch_designs_reach_the_three_output_crossing_of_m_s_factor_two_bugs(va
     assert best.value > 1.4, (best.value, best.trial.design, best.trial.params)
     assert best.detail.get("event") == "whole output"
     assert best.trial.params.get("count_b") == best.trial.params["count"]     # equal counts
+
+
+@pytest.mark.slow
+def test_batch_family_on_the_black_box_when_the_oracle_refuses_it():
+    """BLM's Theorem 1 learner with data-seeded randomness (b14): its output is one fixed draw
+    per dataset, so a pair differs only where the correct learner's output is random -- at a
+    crossing of the batch counts -- and its oracle is switched off (the output is not G's
+    law). The batch family is then screened and swept on black-box runs: the search's best
+    pair is a batch pair on which the two datasets' outputs differ (estimate ~7; seeds 0-3
+    here). Without that step the short list's best estimate was 0 at seeds 0 and 1 (bench
+    `bench_search.py blm-t1 --variants b14`, README)."""
+    L = algorithms.get("blm-t1", variant="b14")
+    out = search_fn(L, claim=L.claim, seed=0, explore_runs=2_000, confirm_runs=20_000,
+                 search_runs=200_000)
+    assert out.info["batch_screen_runs"] > 0
+    best = out.info["shortlist"][0]
+    assert best["design"].startswith("batches/") and best["estimated_epsilon"] > 5
+    p = out.pairs[0]
+    rng = np.random.default_rng(0)
+    assert not np.array_equal(L.predict(p.a, p.queries, 1, rng), L.predict(p.b, p.queries, 1, rng))
+
+
+def test_blind_batch_screen_spends_within_its_allowance_and_builds_neighbours():
+    """`_blind_batch_designs` with a stub black box: every pair it scores is a neighbouring
+    batch pair of the declared layout, and it spends at most the runs it is given."""
+    M = algorithms.get("blm-m")
+    k, m = declared_batches(M)
+    dom = learner_domain(M, None, None)
+    seen = []
+
+    def outputs(d, q, runs):
+        # a stand-in learner: label 1 at every query when batch 0 is all 1s
+        return np.full(len(q), float(np.all(d.y[:m] == 1)))
+
+    def bb(trials, runs, phase):
+        seen.extend(trials)
+        return [Scored(t, float(t.params["count"]), 0.0, {}) for t in trials]
+
+    spent = _blind_batch_designs(outputs, bb, (k, m), [M.n_total], dom, "replace-one",
+                                 np.random.default_rng(0), 60_000)
+    assert 0 < spent <= 60_000 and seen
+    for t in seen:
+        check_neighbours(t.a, t.b, "replace-one")
+        assert t.a.n == M.n_total and t.design.startswith("batches/")
+    assert _blind_batch_designs(outputs, bb, (k, m), [M.n_total], dom, "add-remove",
+                                np.random.default_rng(0), 60_000) == 0
