@@ -988,6 +988,15 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
     return out, steps + bb_steps
 
 
+def _alone(d: Dataset, k: int, m: int, n_total: int, queries: np.ndarray,
+           points: np.ndarray) -> Trial | None:
+    """The dataset whose k batches (and S') all hold `d`, as the ``a`` side of a batch trial
+    at fixed queries: what the learner outputs on it tells batch contents apart."""
+    one = (d.X[-1], int(d.y[-1]))
+    return batch_trial(Trial(d.X[:-1], d.y[:-1], one, one, d.n - 1, queries, "block"), k, m,
+                       n_total, k - 1, "a", points)
+
+
 def _blind_batch_designs(outputs, bb, batches: tuple[int, int] | None, sizes: list[int],
                          dom: Domain, relation: str, rng: np.random.Generator, runs: int) -> int:
     """The batch family (`attacks.batches`) screened and swept on black-box runs, for a learner
@@ -998,10 +1007,10 @@ def _blind_batch_designs(outputs, bb, batches: tuple[int, int] | None, sizes: li
     As `_batch_designs` with the oracle replaced by runs: each block pair's two sides are run
     alone in every batch (`outputs`, `BLIND_SCREEN_RUNS` runs each) and the pair is kept when
     some query's label rate moves by 1/2 or more (a deterministic sub-learner's two outputs,
-    both released); for the two that move it most, pairs on a coarse grid of counts (every S',
-    and both at equal counts beside a third content that moves differently), then every count
-    of the finer grid for the best S' and split, then a climb from the best count, one count
-    at a time. Each step scores its pairs with an equal share of what is left (at least
+    both released); for the two that move it most, pairs on a coarse grid of counts (S'
+    filled with the S' side or the differing record; C against C', and both at equal counts
+    beside a third content that moves differently), then every count of the finer grid for the
+    best S' and split, then a climb from the best count, one count at a time. Each step scores its pairs with an equal share of what is left (at least
     `MIN_RUNS` per side), so the estimates are noisy: the search's validation round decides.
     A generic dataset of k m records controls neither the counts nor the batch outputs: on
     BLM's M with its oracle hidden the generic families confirm 0.19 (claim 1)."""
@@ -1025,9 +1034,7 @@ def _blind_batch_designs(outputs, bb, batches: tuple[int, int] | None, sizes: li
         nonlocal spent
         key = d.X.tobytes() + d.y.tobytes()
         if key not in rates:
-            one = (d.X[-1], int(d.y[-1]))
-            t = batch_trial(Trial(d.X[:-1], d.y[:-1], one, one, d.n - 1, Q, "block"), k, m,
-                            n_total, k - 1, "a", P)
+            t = _alone(d, k, m, n_total, Q, P)
             rates[key] = None
             if t is not None and spent + BLIND_SCREEN_RUNS <= runs:
                 spent += BLIND_SCREEN_RUNS
@@ -1063,7 +1070,6 @@ def _blind_batch_designs(outputs, bb, batches: tuple[int, int] | None, sizes: li
         spent += 2 * per * len(ts)
         return got
 
-    done = 0
     for i, block in enumerate(movers[:2]):
         # a third content whose rates differ from both sides', for the equal-count split
         fill = next((d for o in movers if o is not block for d in (o.a, o.b)
@@ -1100,7 +1106,6 @@ def _blind_batch_designs(outputs, bb, batches: tuple[int, int] | None, sizes: li
             if up is None or up.key <= best.key:
                 break
             best = up
-        done += 1
     return spent
 
 
@@ -1166,8 +1171,7 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
     def alone(d: Dataset) -> bytes | None:
         """What the learner outputs when every batch holds `d` (the same content k times):
         its exact probabilities at the queries, rounded -- tells batch contents apart."""
-        t = batch_trial(Trial(d.X[:-1], d.y[:-1], (d.X[-1], int(d.y[-1])), (d.X[-1], int(d.y[-1])),
-                              d.n - 1, P[dom.spread(8)], "block"), k, m, n_total, k - 1, "a", P)
+        t = _alone(d, k, m, n_total, P[dom.spread(8)], P)
         p = law(t) if t is not None else None
         return None if p is None else np.round(p, 3).tobytes()
 
