@@ -744,7 +744,10 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
                                          min_size=min(size_list))
     elif strategy == "guided":
         scored, steps_done = _guided(pool, wb, bb, budget, latest, rng, dom, relation, search_runs,
-                                     oracle=exact_oracle(learner), batches=declared_batches(learner),
+                                     oracle=exact_oracle(learner),
+                                     # the batch family builds datasets of its own: not
+                                     # for a search among the neighbours of the user's data
+                                     batches=declared_batches(learner) if data is None else None,
                                      sizes=size_list,
                                      shortlist=shortlist, resize=resize, min_size=min(size_list),
                                      hill_steps=hill_steps, candidates=candidates,

@@ -17,6 +17,7 @@ from attacks.search import Scored, _batch_designs, _blind_batch_designs, discove
 from attacks.search import search as search_fn
 from audit import audit_learner
 from audit.errors import PrivauditError
+from audit.types import Dataset
 from audit.interfaces import claim_of, declared_batches, exact_oracle
 from audit.neighbours import check_neighbours
 from audit.runners.local import LocalRunner
@@ -196,3 +197,19 @@ def test_blind_batch_screen_spends_within_its_allowance_and_builds_neighbours():
         assert t.a.n == M.n_total and t.design.startswith("batches/")
     assert _blind_batch_designs(outputs, bb, (k, m), [M.n_total], dom, "add-remove",
                                 np.random.default_rng(0), 60_000) == 0
+
+
+def test_a_search_around_the_users_data_keeps_to_its_neighbours_for_a_batch_learner():
+    """With `data`, only neighbours of the user's dataset are searched: the batch family, which
+    assembles datasets of its own, must not run (it short-listed pairs 2,000 records away from
+    the data before)."""
+    L = algorithms.get("blm-m")
+    rng = np.random.default_rng(0)
+    D = Dataset(L.H.domain[rng.integers(0, L.H.N, L.n_total)], rng.integers(0, 2, L.n_total))
+    out = search_fn(L, data=D, claim=L.claim, seed=0, explore_runs=2_000, confirm_runs=20_000,
+                    search_runs=40_000)
+    assert out.pairs
+    for p in out.pairs:
+        away = [int(np.sum(np.any(s.X != D.X, axis=1) | (s.y != D.y))) if s.n == D.n else s.n
+                for s in (p.a, p.b)]
+        assert min(away) == 0 and max(away) <= 1, away
