@@ -43,7 +43,8 @@ TAILS = ("a", "b", "ra", "rb")
 
 def batch_trial(block: Trial, k: int, m: int, n_total: int, j: int, tail: str,
                 domain_points: np.ndarray, j_b: int | None = None,
-                filler: Dataset | Sequence[Dataset] | None = None) -> Trial | None:
+                filler: Dataset | Sequence[Dataset] | None = None,
+                queries: np.ndarray | None = None) -> Trial | None:
     """The batch-structured pair of `block` (a pair of size-m datasets) at count `j`.
 
     Parameters
@@ -65,6 +66,9 @@ def batch_trial(block: Trial, k: int, m: int, n_total: int, j: int, tail: str,
         A sequence of contents is cycled through instead: with many different ones every count
         of the histogram sits low (no batch output is released), where a learner's fallback
         shows (BLM's M, bug B11: h_1, batch 0's output, when nothing is released).
+    queries : array (q, d), optional
+        The queries the user fixed: the pair's queries exactly (`Trial.pinned`). Default: the
+        block's queries and up to `MAX_BATCH_QUERIES` points spread over `domain_points`.
     """
     if block.ra is None or block.rb is None or block.a.n != m or block.b.n != m:
         return None
@@ -93,27 +97,33 @@ def batch_trial(block: Trial, k: int, m: int, n_total: int, j: int, tail: str,
         parts_y.append(np.tile(src.y, reps)[:rest])
     X = np.concatenate(parts_X, axis=0)
     y = np.concatenate(parts_y).astype(np.int8)
-    q = np.asarray(block.queries, np.float64)
-    extra = domain_points[np.unique(np.linspace(0, len(domain_points) - 1,
-                                                MAX_BATCH_QUERIES).round().astype(int))]
-    Q = np.unique(np.concatenate([q, extra], axis=0), axis=0)[: max(MAX_BATCH_QUERIES, len(q))]
     params = {**block.params, "n": n_total, "batches": [k, m], "count": j, "tail": tail}
     if n_fill:
         params.update(count_b=j_b, filler=n_fill)
         if len(fills) > 1:
             params["fillers"] = len(fills)
-    return Trial(X, y, block.ra, block.rb, block.pos, Q, f"batches/{block.design}", params)
+    return Trial(X, y, block.ra, block.rb, block.pos, _batch_queries(block.queries, domain_points),
+                 f"batches/{block.design}", params).pinned(queries)
+
+
+def _batch_queries(q: np.ndarray, domain_points: np.ndarray) -> np.ndarray:
+    """`q` and points spread over the domain, at most `MAX_BATCH_QUERIES` (or len(q))."""
+    q = np.asarray(q, np.float64)
+    extra = domain_points[np.unique(np.linspace(0, len(domain_points) - 1,
+                                                MAX_BATCH_QUERIES).round().astype(int))]
+    return np.unique(np.concatenate([q, extra], axis=0), axis=0)[: max(MAX_BATCH_QUERIES, len(q))]
 
 
 def tail_trial(block: Trial, k: int, m: int, j: int, rest: Trial,
-               domain_points: np.ndarray) -> Trial | None:
+               domain_points: np.ndarray, queries: np.ndarray | None = None) -> Trial | None:
     """The pair whose k batches are the same on both sides -- `j` copies of C, then C' (the
     two datasets of `block`) -- and whose rest S' is the neighbouring pair `rest`.
 
     The record then moves inside S', which a subsample-and-aggregate learner reads after the
     histogram (BLM's M: GenericLearner picks among the released batch outputs by their errors
     on S'), while the batches fix which outputs are candidates. A neighbouring pair of the
-    declared relation because `rest` is one.
+    declared relation because `rest` is one. `queries`: the user's fixed queries, as for
+    `batch_trial`.
     """
     if block.a.n != m or block.b.n != m or not 0 <= j <= k or rest.ra is None or rest.rb is None:
         return None
@@ -121,12 +131,10 @@ def tail_trial(block: Trial, k: int, m: int, j: int, rest: Trial,
     X = np.concatenate([A.X] * j + [B.X] * (k - j) + [rest.bg_X], axis=0)
     y = np.concatenate([A.y] * j + [B.y] * (k - j) + [rest.bg_y]).astype(np.int8)
     q = np.concatenate([np.asarray(block.queries, np.float64), np.asarray(rest.queries, np.float64)])
-    extra = domain_points[np.unique(np.linspace(0, len(domain_points) - 1,
-                                                MAX_BATCH_QUERIES).round().astype(int))]
-    Q = np.unique(np.concatenate([q, extra], axis=0), axis=0)[: max(MAX_BATCH_QUERIES, len(q))]
     params = {**rest.params, "n": k * m + rest.n, "batches": [k, m], "count": j,
               "block": block.design}
-    return Trial(X, y, rest.ra, rest.rb, k * m + rest.pos, Q, f"batches+rest/{rest.design}", params)
+    return Trial(X, y, rest.ra, rest.rb, k * m + rest.pos, _batch_queries(q, domain_points),
+                 f"batches+rest/{rest.design}", params).pinned(queries)
 
 
 def count_grid(k: int, points: int = 16) -> list[int]:

@@ -451,9 +451,10 @@ def mutate(t: Trial, domain: Domain, relation: str, rng: np.random.Generator,
            resize: bool = True, min_size: int = 2, max_size: int = MAX_SIZE) -> Trial | None:
     """One random local move, or None when the drawn move does not apply.
 
-    ``resize=False`` keeps the dataset size (the user pinned the sizes)."""
+    ``resize=False`` keeps the dataset size (the user pinned the sizes); a trial pinned to the
+    user's queries (`Trial.fixed_queries`) keeps them."""
     P = domain.points
-    moves = ["record", "record-label", "query", "query"]
+    moves = ["record", "record-label"] + ([] if t.fixed_queries else ["query", "query"])
     if not t.fixed_background and t.bg_y.size:
         moves += ["bg-move", "bg-label", "bg-clone", "bg-clone-record", "record-position"] + \
             (["bg-scale"] if resize else [])
@@ -472,7 +473,7 @@ def mutate(t: Trial, domain: Domain, relation: str, rng: np.random.Generator,
             ra = (near(ra[0]), ra[1])
         else:
             rb = (near(rb[0]), rb[1])
-        new = _requery(t, domain, ra, rb)
+        new = t.queries if t.fixed_queries else _requery(t, domain, ra, rb)
         return t.evolve(ra=ra, rb=rb, queries=new, params={**t.params})
     if move == "record-label":
         if relation == "label":
@@ -575,7 +576,8 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
     data : Dataset, optional
         The user's dataset: only its neighbours are searched (background fixed).
     queries : array (q, d), optional
-        Fixed query points for every candidate (default: searched per candidate).
+        Fixed query points for every candidate (default: searched per candidate): every family
+        (the batch families too) builds its pairs at them and no move changes them.
     claim : Claim
         Decides the neighbour relation, the scope and what is maximised (epsilon, or delta
         for stability claims).
@@ -657,7 +659,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         else:  # exhaustive / white-box / guided: the whole adversarial family plus random draws
             pool = adv + (random_family(dom, relation, size_list, rng, max(1, candidates // 4),
                                         queries=qfix) if strategy != "exhaustive" else [])
-    pool = _dedupe(pool)
+    pool = _dedupe([t.pinned(qfix) for t in pool])
     if not pool:   # e.g. --data whose points lie outside the learner's domain
         where = "neighbours of the given data" if data is not None else "candidate datasets"
         raise PrivauditError(f"the search found no {where} to try on {name_of(learner)}: are the "
@@ -695,6 +697,9 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
 
     def bb(trials: list[Trial], runs: int, phase: str) -> list[Scored]:
         nonlocal round_index
+        # every pair is scored (and short-listed) at the queries the user fixed, whichever
+        # family or move built it
+        trials = [t.pinned(qfix) for t in trials]
         trials = [t for t in trials if acceptable(t)]
         if not trials:
             if accepted and not any(accepted.values()):   # nothing left to search with
@@ -726,6 +731,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
 
     def wb(trials: list[Trial], phase: str) -> list[Scored]:
         nonlocal round_index
+        trials = [t.pinned(qfix) for t in trials]
         scored = score_exact(learner, trials, claim=claim, confirm_runs=confirm_runs,
                              confidence=confidence, tests=tests)
         for s in scored:
@@ -735,7 +741,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
 
     steps_done = 0
     resize = sizes is None and declared_sizes(learner) is None
-    own = data is None and qfix is None     # the search may build datasets and queries itself
+    own = data is None     # the search may build datasets of its own (at the fixed queries)
     if strategy == "white-box":
         scored = wb(pool, "exact scoring")
         scored, steps_done = _hill_climb(scored, dom, relation, rng,
@@ -746,15 +752,14 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
     elif strategy == "guided":
         scored, steps_done = _guided(pool, wb, bb, budget, latest, rng, dom, relation, search_runs,
                                      oracle=exact_oracle(learner),
-                                     # the batch families build datasets and queries of
-                                     # their own: not for a search among the neighbours of
-                                     # the user's data or at the queries the user fixed
+                                     # the batch families build datasets of their own: not
+                                     # for a search among the neighbours of the user's data
                                      batches=declared_batches(learner) if own else None,
                                      sizes=size_list,
                                      shortlist=shortlist, resize=resize, min_size=min(size_list),
                                      hill_steps=hill_steps, candidates=candidates,
                                      calls=exact_calls or _exact_calls(search_runs),
-                                     outputs=outputs if own else None)
+                                     outputs=outputs if own else None, queries=qfix)
     elif strategy in ("exhaustive", "random"):
         runs = max(MIN_RUNS, int(0.75 * search_runs) // (2 * len(pool)))
         scored = bb(pool, runs, strategy)
@@ -764,7 +769,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         if own:
             # a learner that declares batches: the batch family, screened on black-box runs
             left -= _blind_batch_designs(outputs, bb, declared_batches(learner), size_list, dom,
-                                         relation, rng, int(BLIND_SHARE * search_runs))
+                                         relation, rng, int(BLIND_SHARE * search_runs), qfix)
         scored, steps_done = _adaptive(pool, bb, budget, latest, rng, dom, relation, left,
                                        shortlist=shortlist, resize=resize, min_size=min(size_list),
                                        hill_steps=hill_steps)
@@ -882,7 +887,8 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
             dom: Domain, relation: str, search_runs: int, *, oracle, shortlist: int, resize: bool,
             batches: tuple[int, int] | None = None, sizes: list[int] = (),
             min_size: int, hill_steps: int | None, calls: int,
-            candidates: int, outputs=None) -> tuple[list[Scored], int]:
+            candidates: int, outputs=None, queries: np.ndarray | None = None
+            ) -> tuple[list[Scored], int]:
     """The exact oracle steers, black-box runs decide (the ``guided`` strategy).
 
     Exact part (no runs): for a learner that declares positional batches ``(k, m)``, first
@@ -917,7 +923,7 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
         batch_calls = 3 * calls
         calls += batch_calls
         got, law_calls, granted = _batch_designs(exact, oracle, batches, sizes, dom, relation,
-                                                 rng, batch_calls)
+                                                 rng, batch_calls, queries)
         used += law_calls
         calls += granted      # spent on allowances of their own (`_batch_designs`)
         stepped += distinct(got, 2)
@@ -974,7 +980,7 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
         # the oracle refused every batch pair (it models the algorithm as intended, or needs a
         # deterministic sub-learner): the batch family on black-box runs
         bb_runs -= _blind_batch_designs(outputs, bb, batches, sizes, dom, relation, rng,
-                                        int(BLIND_SHARE * search_runs))
+                                        int(BLIND_SHARE * search_runs), queries)
     _, bb_steps = _adaptive(_dedupe(bb_pool), bb, budget, latest, rng, dom, relation,
                                  bb_runs, shortlist=shortlist, resize=resize,
                                  min_size=min_size, hill_steps=hill_steps, validate=False)
@@ -993,17 +999,19 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
     return out, steps + bb_steps
 
 
-def _alone(d: Dataset, k: int, m: int, n_total: int, queries: np.ndarray,
-           points: np.ndarray) -> Trial | None:
+def _alone(d: Dataset, k: int, m: int, n_total: int, spread: np.ndarray, points: np.ndarray,
+           queries: np.ndarray | None = None) -> Trial | None:
     """The dataset whose k batches (and S') all hold `d`, as the ``a`` side of a batch trial
-    at fixed queries: what the learner outputs on it tells batch contents apart."""
+    at the `spread` queries, or at the user's `queries` when they fixed them: what the learner
+    outputs on it tells batch contents apart."""
     one = (d.X[-1], int(d.y[-1]))
-    return batch_trial(Trial(d.X[:-1], d.y[:-1], one, one, d.n - 1, queries, "block"), k, m,
-                       n_total, k - 1, "a", points)
+    return batch_trial(Trial(d.X[:-1], d.y[:-1], one, one, d.n - 1, spread, "block"), k, m,
+                       n_total, k - 1, "a", points, queries=queries)
 
 
 def _blind_batch_designs(outputs, bb, batches: tuple[int, int] | None, sizes: list[int],
-                         dom: Domain, relation: str, rng: np.random.Generator, runs: int) -> int:
+                         dom: Domain, relation: str, rng: np.random.Generator, runs: int,
+                         queries: np.ndarray | None = None) -> int:
     """The batch family (`attacks.batches`) screened and swept on black-box runs, for a learner
     that declares batches but has no oracle to do it (or whose oracle refuses every batch
     pair): what a user's subsample-and-aggregate learner gets. At most `runs` runs in all;
@@ -1020,7 +1028,8 @@ def _blind_batch_designs(outputs, bb, batches: tuple[int, int] | None, sizes: li
     estimates are noisy: the search's validation round decides. Measured: BLM's Theorem 1
     learner with data-seeded randomness (B14) is flagged with it (10.21) and not without (0);
     on a correct learner with its oracle hidden (BLM's M) it is no gain over the generic
-    families (README, *The batch family without an oracle*)."""
+    families (README, *The batch family without an oracle*). With the user's `queries`, every
+    pair and screen is at them."""
     if batches is None or relation == "add-remove" or runs < 2 * MIN_RUNS:
         return 0
     k, m = batches
@@ -1041,7 +1050,7 @@ def _blind_batch_designs(outputs, bb, batches: tuple[int, int] | None, sizes: li
         nonlocal spent
         key = d.X.tobytes() + d.y.tobytes()
         if key not in rates:
-            t = _alone(d, k, m, n_total, Q, P)
+            t = _alone(d, k, m, n_total, Q, P, queries)
             rates[key] = None
             if t is not None and spent + BLIND_SCREEN_RUNS <= runs:
                 spent += BLIND_SCREEN_RUNS
@@ -1085,8 +1094,9 @@ def _blind_batch_designs(outputs, bb, batches: tuple[int, int] | None, sizes: li
 
         def at(j: int, tail: str, diag: bool) -> Trial | None:
             if diag:
-                return batch_trial(block, k, m, n_total, j, tail, P, j_b=j, filler=fill)
-            return batch_trial(block, k, m, n_total, j, tail, P)
+                return batch_trial(block, k, m, n_total, j, tail, P, j_b=j, filler=fill,
+                                   queries=queries)
+            return batch_trial(block, k, m, n_total, j, tail, P, queries=queries)
 
         modes = [False] + ([True] if fill is not None else [])
         share = 0.6 if i == 0 else 1.0     # of what is left: this mover's three steps
@@ -1117,8 +1127,8 @@ def _blind_batch_designs(outputs, bb, batches: tuple[int, int] | None, sizes: li
 
 
 def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], dom: Domain,
-                   relation: str, rng: np.random.Generator, calls: int
-                   ) -> tuple[list[Scored], int, int]:
+                   relation: str, rng: np.random.Generator, calls: int,
+                   queries: np.ndarray | None = None) -> tuple[list[Scored], int, int]:
     """Exact scores of batch-structured pairs (`attacks.batches`), at most `calls` evaluations.
 
     Block pairs of the search's own families at the batch size m are screened by the oracle at
@@ -1138,6 +1148,8 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
     h_1, batch 0's own output, exact ln ratio 5.4). Then, with a third of
     `calls` kept for it, pairs whose batches agree on both sides and whose record moves inside
     the rest S' (`attacks.batches.tail_trial`), the rest hill-climbed on the oracle.
+    With the user's `queries`, every pair and every law is at them (the screen then asks
+    whether two contents differ *there*).
     Returns every score (the rests' as assembled pairs), the oracle calls spent outside
     `exact` (the laws) and the calls spent on allowances of their own (the low-count pairs,
     the other split's sweep; beyond `calls`)."""
@@ -1173,12 +1185,12 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
             return None
 
     def at(block: Trial, j: int, tail: str) -> Trial | None:
-        return batch_trial(block, k, m, n_total, j, tail, P)
+        return batch_trial(block, k, m, n_total, j, tail, P, queries=queries)
 
     def alone(d: Dataset) -> bytes | None:
         """What the learner outputs when every batch holds `d` (the same content k times):
         its exact probabilities at the queries, rounded -- tells batch contents apart."""
-        t = _alone(d, k, m, n_total, P[dom.spread(8)], P)
+        t = _alone(d, k, m, n_total, P[dom.spread(8)], P, queries)
         p = law(t) if t is not None else None
         return None if p is None else np.round(p, 3).tobytes()
 
@@ -1266,7 +1278,7 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
                 # nothing released, so what the learner does with an empty release shows
                 # (BLM's M falls back to a fixed hypothesis; bug B11 to h_1, batch 0's output)
                 out.extend(score([batch_trial(block, k, m, n_total, 0, tail, P, j_b=0,
-                                              filler=fills) for tail in TAILS],
+                                              filler=fills, queries=queries) for tail in TAILS],
                                  "exact batch low counts"))
 
         if fills:
@@ -1277,7 +1289,7 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
         coarse = count_grid(k, 8)
         modes = [False] + ([True] if fill is not None else [])
         swept = score([batch_trial(block, k, m, n_total, j, tail, P,
-                                   **({"j_b": j, "filler": fill} if d else {}))
+                                   **({"j_b": j, "filler": fill} if d else {}), queries=queries)
                        for d in modes for tail in TAILS for j in coarse], "exact batch counts")
         if not swept:
             continue
@@ -1288,8 +1300,9 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
             and a climb to the peak (appended to `swept`)."""
             def at_j(j: int) -> Trial | None:
                 if diag:
-                    return batch_trial(block, k, m, n_total, j, tail, P, j_b=j, filler=fill)
-                return batch_trial(block, k, m, n_total, j, tail, P)
+                    return batch_trial(block, k, m, n_total, j, tail, P, j_b=j, filler=fill,
+                                   queries=queries)
+                return batch_trial(block, k, m, n_total, j, tail, P, queries=queries)
 
             def mine() -> list[Scored]:
                 return [x for x in swept if x.trial.params["tail"] == tail and
@@ -1352,7 +1365,7 @@ def _batch_designs(exact, oracle, batches: tuple[int, int], sizes: list[int], do
 
         def on_rests(rs: list[Trial], phase: str, mover: Trial = mover) -> list[Scored]:
             # scored as assembled pairs, returned as the rests (what the climb mutates)
-            pairs = [(r, tail_trial(mover, k, m, k // 2, r, P)) for r in rs]
+            pairs = [(r, tail_trial(mover, k, m, k // 2, r, P, queries=queries)) for r in rs]
             built = {b.key(): r for r, b in pairs if b is not None}
             got = score([b for _, b in pairs], phase)
             out.extend(got)

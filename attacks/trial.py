@@ -40,6 +40,8 @@ class Trial:
         JSON-able design parameters (size, multiplicity, anchor, ...).
     fixed_background : bool
         The background is the user's data: mutations never touch it.
+    fixed_queries : bool
+        The queries are the user's: mutations never touch them (`pinned`).
     """
 
     bg_X: np.ndarray
@@ -51,6 +53,7 @@ class Trial:
     design: str
     params: dict = field(default_factory=dict)
     fixed_background: bool = False
+    fixed_queries: bool = False
     steps: int = 0
 
     def _with(self, rec: Record | None) -> Dataset:
@@ -83,6 +86,13 @@ class Trial:
 
     def evolve(self, **changes: Any) -> "Trial":
         return replace(self, steps=self.steps + 1, **changes)
+
+    def pinned(self, queries: np.ndarray | None) -> "Trial":
+        """This trial at the queries the user fixed (itself when there are none, or when it
+        is pinned to them already): every mutant keeps them."""
+        if queries is None or (self.fixed_queries and np.array_equal(self.queries, queries)):
+            return self
+        return replace(self, queries=np.asarray(queries, np.float64), fixed_queries=True)
 
     def describe(self) -> dict:
         """JSON-able summary for the search history."""

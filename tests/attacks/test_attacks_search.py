@@ -193,6 +193,32 @@ def test_mutations_keep_pairs_valid():
             assert cur.steps > 0
 
 
+def test_mutations_keep_the_queries_the_user_fixed():
+    """A trial pinned to the user's queries keeps them through every move: before, the search's
+    hill-climbing moved them ("query" moves, and the record's new location put among them), so a
+    search with fixed queries short-listed df-cor1 pairs at other points (adaptive, 4x10^5 search
+    runs, seed 0). Unpinned trials still move their queries (the same moves are drawn)."""
+    H = algorithms.get("df-em", grid=12).H
+    dom = Domain(H.domain, H)
+    q = H.domain[[1, 7]]
+    moved = {True: 0, False: 0}
+    for relation in ("replace-one", "add-remove", "label"):
+        for t in adversarial_family(dom, relation, [10], np.random.default_rng(0), n_anchors=2)[:6]:
+            for pin in (True, False):
+                rng = np.random.default_rng(1)
+                cur = t.pinned(q) if pin else t
+                for _ in range(40):
+                    m = mutate(cur, dom, relation, rng)
+                    if m is None:
+                        continue
+                    check_neighbours(m.a, m.b, relation)
+                    moved[pin] += not np.array_equal(m.queries, cur.queries)
+                    cur = m
+                assert cur.steps > 0
+                assert not pin or (np.array_equal(cur.queries, q) and cur.fixed_queries)
+    assert moved[True] == 0 and moved[False] > 0
+
+
 def test_cli_search_flags(tmp_path, capsys):
     from privaudit.cli import main
 

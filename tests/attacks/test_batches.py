@@ -216,13 +216,43 @@ def test_a_search_around_the_users_data_keeps_to_its_neighbours_for_a_batch_lear
 
 
 def test_a_search_at_fixed_queries_keeps_them_for_a_batch_learner():
-    """Queries the user fixed are every short-listed pair's queries: the batch families, which
-    choose queries of their own, do not run then (the oracle's family short-listed pairs at
-    four domain points for two fixed ones before)."""
+    """Queries the user fixed are every pair's queries, the batch families' too: they run at
+    those queries (the oracle's family short-listed pairs at four domain points for two fixed
+    ones two versions before; the version before switched both batch families off)."""
     L = algorithms.get("blm-m")
     q = L.H.domain[[0, 2]]
     out = search_fn(L, queries=q, claim=L.claim, seed=0, explore_runs=2_000,
                     confirm_runs=20_000, search_runs=40_000)
-    assert out.pairs and out.info["batch_screen_runs"] == 0
+    assert out.pairs
     for p in out.pairs:
         assert np.array_equal(np.asarray(p.queries, float).reshape(q.shape), q), p.queries
+    batch = [h for h in out.info["history"] if h["design"].startswith("batches")]
+    assert batch, "the batch family did not run"
+    for h in out.info["history"]:
+        assert np.allclose(np.asarray(h["queries"], float).reshape(q.shape), q), h["queries"]
+
+
+def test_blind_batch_family_keeps_the_queries_the_user_fixed():
+    """`_blind_batch_designs` at fixed queries screens contents there and builds every pair
+    there (with the same stub learner as above)."""
+    M = algorithms.get("blm-m")
+    k, m = declared_batches(M)
+    dom = learner_domain(M, None, None)
+    q = dom.points[[1, 3]]
+    seen, asked = [], []
+
+    def outputs(d, qs, runs):
+        asked.append(np.asarray(qs))
+        return np.full(len(qs), float(np.all(d.y[:m] == 1)))
+
+    def bb(trials, runs, phase):
+        seen.extend(trials)
+        return [Scored(t, float(t.params["count"]), 0.0, {}) for t in trials]
+
+    _blind_batch_designs(outputs, bb, (k, m), [M.n_total], dom, "replace-one",
+                         np.random.default_rng(0), 60_000, q)
+    assert seen and asked
+    assert all(np.array_equal(a, q) for a in asked)
+    for t in seen:
+        check_neighbours(t.a, t.b, "replace-one")
+        assert np.array_equal(t.queries, q) and t.fixed_queries
