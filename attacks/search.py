@@ -938,11 +938,11 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
         # sizes where the learner's behaviour steps (a parameter or numeric regime of n)
         a = int(anchors(dom, 1)[0])
         found, probe_used = find_steps(oracle, dom, a, max(min_size, 3), GUIDED_MAX_SIZE,
-                                       min(STEP_PROBE_CALLS, max(0, calls - used) // 3))
+                                       min(STEP_PROBE_CALLS, max(0, calls - used) // 3), queries)
         used += probe_used
         for lo_n, hi_n in found[:STEP_MAX]:
             got = [s for s in exact(step_candidates(dom, relation, [(lo_n, hi_n)], a, min_size,
-                                                    GUIDED_MAX_SIZE), "exact size steps")
+                                                    GUIDED_MAX_SIZE, queries), "exact size steps")
                    if math.isfinite(s.value)]
             ok += got
             stepped += distinct(got, 1)

@@ -64,19 +64,22 @@ def pile_trials(domain: Domain, relation: str, n: int, anchor: int,
 
     replace-one / label: the background is the pile of n - 1, the record at the anchor is
     labelled 1 in S and 0 in S' (a label flip). add-remove: S is the pile of n (its last record,
-    label 1 for odd n, 0 for even), S' the pile of n - 1.
+    label 1 for odd n, 0 for even), S' the pile of n - 1. With `queries` (the user's), the
+    pairs are at them and pinned there (`Trial.pinned`).
     """
     if n < 2:
         return []
-    q = pile_queries(domain, anchor) if queries is None else np.asarray(queries, float)
+    q = pile_queries(domain, anchor)
     P = domain.points
     L, Y = pile(domain, n - 1, anchor)
     x = P[anchor].copy()
     params = {"n": n, "m": n - 1, "variant": "balanced pile", "anchor": x.round(6).tolist()}
     if relation == "add-remove":
         last = int(pile(domain, n, anchor)[1][-1])
-        return [Trial(P[L], Y, (x, last), None, n - 1, q, "size-step", dict(params, record_label=last))]
-    return [Trial(P[L], Y, (x, 1), (x.copy(), 0), n - 1, q, "size-step", params)]
+        t = Trial(P[L], Y, (x, last), None, n - 1, q, "size-step", dict(params, record_label=last))
+    else:
+        t = Trial(P[L], Y, (x, 1), (x.copy(), 0), n - 1, q, "size-step", params)
+    return [t.pinned(queries)]
 
 
 def _odd(n: float) -> int:
@@ -85,7 +88,8 @@ def _odd(n: float) -> int:
 
 
 def find_steps(exact: Callable[[Dataset, np.ndarray], np.ndarray], domain: Domain, anchor: int,
-               lo: int, hi: int, calls: int) -> tuple[list[tuple[int, int]], int]:
+               lo: int, hi: int, calls: int, queries: np.ndarray | None = None
+               ) -> tuple[list[tuple[int, int]], int]:
     """Odd sizes ``(n1, n1 + 2)`` between which the pile's exact law changes.
 
     Parameters
@@ -96,12 +100,15 @@ def find_steps(exact: Callable[[Dataset, np.ndarray], np.ndarray], domain: Domai
         Size range (the oracle refusing a size ends the range there).
     calls : int
         Oracle evaluations allowed in all.
+    queries : array (q, d), optional
+        The queries the user fixed: the law is compared there (a step that shows only at
+        other points is not one the audit can use); the pile's own queries otherwise.
 
     Returns
     -------
     (steps, used) : the steps found (largest change first) and the evaluations spent.
     """
-    q = as_queries(pile_queries(domain, anchor), domain.d)
+    q = as_queries(pile_queries(domain, anchor) if queries is None else queries, domain.d)
     P = domain.points
     law: dict[int, np.ndarray | None] = {}
     used = 0
@@ -156,15 +163,16 @@ def find_steps(exact: Callable[[Dataset, np.ndarray], np.ndarray], domain: Domai
 
 
 def step_candidates(domain: Domain, relation: str, steps: list[tuple[int, int]], anchor: int,
-                    lo: int, hi: int) -> list[Trial]:
-    """Pile pairs at every size from one below to one above each step."""
+                    lo: int, hi: int, queries: np.ndarray | None = None) -> list[Trial]:
+    """Pile pairs at every size from one below to one above each step (at the user's
+    `queries`, pinned, when they fixed them)."""
     out: list[Trial] = []
     seen: set[int] = set()
     for a, b in steps:
         for n in range(a - 1, b + 2):
             if lo <= n <= hi and n not in seen:
                 seen.add(n)
-                out += pile_trials(domain, relation, n, anchor)
+                out += pile_trials(domain, relation, n, anchor, queries)
     return out
 
 

@@ -16,7 +16,8 @@ import algorithms
 from attacks.domain import learner_domain
 from attacks.families import adversarial_family, anchors, record_first
 from attacks.search import exact_bounds
-from attacks.sizesteps import find_steps, pile_trials, step_candidates
+from attacks.search import search as search_fn
+from attacks.sizesteps import find_steps, pile_queries, pile_trials, step_candidates
 from audit import audit_learner
 from audit.neighbours import check_neighbours
 from audit.runners.local import LocalRunner
@@ -72,6 +73,32 @@ def test_the_probe_finds_the_size_where_a_planted_bug_leaks(name, variant, where
     assert best.n == where
     if variant == "brk-15":
         assert _exact(learner, best) == np.inf       # support mismatch
+
+
+@pytest.mark.parametrize("name, variant, where", [("ch-a1r", "brk-14", 58), ("ch-em", "brk-15", 414)])
+def test_size_steps_at_fixed_queries_are_found_and_built_there(name, variant, where):
+    """Queries the user fixed: the probe compares the pile's law at them, and every pile pair
+    is built there, pinned (the version before probed and built at the pile's own queries,
+    and only the search's safety net moved the pairs onto the fixed ones)."""
+    learner = algorithms.get(name, variant=variant)
+    dom = learner_domain(learner, None, None)
+    a = int(anchors(dom, 1)[0])
+    q = dom.points[[0]]
+    assert not np.array_equal(pile_queries(dom, a)[:1], q)      # other points than the pile's
+    steps, used = find_steps(learner.exact, dom, a, 8, 4096, 48, queries=q)
+    assert steps and used <= 48
+    cands = step_candidates(dom, learner.claim.neighbours, steps[:2], a, 3, 4096, q)
+    assert cands and all(t.fixed_queries and np.array_equal(t.queries, q) for t in cands)
+    assert where in {t.n for t in cands}
+    if name == "ch-a1r":
+        assert max(cands, key=lambda t: _exact(learner, t)).n == where
+        out = search_fn(learner, queries=q, claim=learner.claim, seed=0, explore_runs=2_000,
+                        confirm_runs=20_000, search_runs=40_000, strategy="guided")
+        piles = [h for h in out.info["history"] if h["design"] == "size-step"]
+        assert {"exact size steps"} <= {h["phase"] for h in piles}
+        assert {where - 1, where, where + 1} <= {h["n"] for h in piles}
+        for h in out.info["history"]:
+            assert np.allclose(np.asarray(h["queries"], float).reshape(q.shape), q), h["queries"]
 
 
 def test_record_first_moves_the_record_and_keeps_the_pair():
