@@ -144,6 +144,7 @@ _TOL = 1e-10                # bracket width on the logit scale (relative precisi
 _NEAR = 60.0                # first bracket: within e^60 of the empirical odds
 _GRID = 16                 # grid points per bracket and step (few rows: `_shrink_on_grid`)
 _GRID_ROWS = 128            # at most this many rows are shrunk on grids, more by regula falsi
+_SCALAR_ROWS = 16           # at most this many rows are solved one by one in plain floats
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,7 +223,7 @@ def _lower_logit(k, t, components, threshold: float) -> np.ndarray:
     return _lower_logit_rows(k, t, lw, c, thr).reshape(shape)
 
 
-def _lower_logit_rows(k, t, lw, c, thr) -> np.ndarray:
+def _lower_logit_rows(k, t, lw, c, thr, scalar: bool | None = None) -> np.ndarray:
     """`_lower_logit` for rows with a mixture (`lw`, `c`: ``(components, rows)``) and a threshold
     of their own each.
 
@@ -235,9 +236,17 @@ def _lower_logit_rows(k, t, lw, c, thr) -> np.ndarray:
     bracket at once (about five vectorised steps to `_TOL`, where one-point root finding takes
     about twenty, each paying numpy's per-call cost on tiny arrays); many rows (planning grids,
     the tests' simulated paths) take Illinois regula falsi steps, which need fewer evaluations
-    per row.
+    per row. The fewest (up to `_SCALAR_ROWS`: an audit's check with one to four tests) take the
+    same Illinois steps row by row in plain floats (`_lower_logit_scalar`), which pays no
+    per-call cost at all: about 7x faster than the grids for four rows. `scalar` forces the
+    choice (a check computing several times' ends at once solves them as it would one by one).
     """
     m = k.size
+    if (m <= _SCALAR_ROWS) if scalar is None else scalar:
+        with np.errstate(all="ignore"):    # once here, not at every `betaln` call
+            return np.array([_lower_logit_scalar(float(k[i]), float(t[i]), lw[:, i].tolist(),
+                                                 c[:, i].tolist(), float(thr[i]))
+                             for i in range(m)], dtype=np.float64)
     with np.errstate(all="ignore"):   # entries with k = 0 or t = 0 are replaced at the end
         safe_t = np.maximum(t, 1.0)
         phat = np.clip(k / safe_t, 1e-300, 1.0 - 1e-16)
@@ -308,6 +317,77 @@ def _shrink_illinois(k, t, lw, c, thr, inner, outer, f_in, f_out) -> np.ndarray:
         inner[act], f_in[act] = np.where(rej, xi, mid), np.where(rej, fi, fm)
         outer[act], f_out[act] = np.where(rej, mid, xo), np.where(rej, fm, fo)
         side[act] = np.where(rej, 1.0, -1.0)
+    return outer
+
+
+def _softplus(z: float) -> float:
+    """``ln(1 + e^z)`` without overflow."""
+    return z + math.log1p(math.exp(-z)) if z > 0.0 else math.log1p(math.exp(z))
+
+
+def _log_m_scalar(k: float, t: float, x: float, lw: list, c: list) -> float:
+    """`_log_m_rows` for one row in plain floats but for one `betaln` call over the mixture's
+    components (the same special function, so the same precision); NaN where a term is
+    undefined (counted as not rejected, as in the vectorised form). The caller silences
+    numpy's floating-point warnings (`_lower_logit_rows`)."""
+    if x >= 0.0:
+        e = math.exp(-x)
+        p0, q0 = 1.0 / (1.0 + e), e / (1.0 + e)
+    else:
+        e = math.exp(x)
+        p0, q0 = e / (1.0 + e), 1.0 / (1.0 + e)
+    a = [cj * p0 for cj in c]
+    b = [cj * q0 for cj in c]
+    j = len(c)
+    bl = betaln([ai + k for ai in a] + a, [bi + (t - k) for bi in b] + b).tolist()
+    terms = [w + bl[i] - bl[j + i] for i, w in enumerate(lw)]
+    if any(v != v for v in terms):
+        return math.nan
+    top = max(terms)
+    mixed = top + math.log(sum(math.exp(v - top) for v in terms)) \
+        if j > 1 and math.isfinite(top) else top
+    return mixed + k * _softplus(-x) + (t - k) * _softplus(x)
+
+
+def _lower_logit_scalar(k: float, t: float, lw: list, c: list, thr: float) -> float:
+    """`_lower_logit_rows` for one row: the same first bracket, then the Illinois steps of
+    `_shrink_illinois` (a bisection every fourth) until narrower than `_TOL`; the outer
+    (rejected) end is returned.
+    """
+    if k <= 0.0 or t <= 0.0:
+        return -math.inf
+    phat = min(max(k / t, 1e-300), 1.0 - 1e-16)
+    inner = math.log(phat) - math.log1p(-phat)
+    se = 1.0 / math.sqrt(max(t * phat * (1.0 - phat), 1e-300))
+    outer = inner - min(_NEAR, 2.0 * math.sqrt(2.0 * thr + 8.0) * se)
+    f_out = _log_m_scalar(k, t, outer, lw, c) - thr
+    for edge in (inner - _NEAR, -_LOGIT_MAX):
+        if f_out >= 0.0:
+            break
+        outer = edge
+        f_out = _log_m_scalar(k, t, outer, lw, c) - thr
+    f_in = _log_m_scalar(k, t, inner, lw, c) - thr
+    side = 0
+    for it in range(_ITERATIONS):
+        if abs(inner - outer) <= _TOL:
+            break
+        half = 0.5 * (inner + outer)
+        mid = half
+        if it % 4 != 3:
+            denom = f_out - f_in
+            if math.isfinite(denom) and denom > 0.0:
+                mid = outer - f_out * (outer - inner) / denom
+                if not (mid - outer) * (mid - inner) < 0.0:
+                    mid = half
+        f_mid = _log_m_scalar(k, t, mid, lw, c) - thr
+        if f_mid >= 0.0:
+            if side == 1:
+                f_in *= 0.5
+            outer, f_out, side = mid, f_mid, 1
+        else:
+            if side == -1:
+                f_out *= 0.5
+            inner, f_in, side = mid, f_mid, -1
     return outer
 
 
@@ -435,7 +515,8 @@ class SequentialState:
                           len(snaps))
             lw = np.tile(np.concatenate([lw_v, lw_f], axis=1), (1, len(snaps)))
             c = np.tile(np.concatenate([c_v, c_f], axis=1), (1, len(snaps)))
-            x = _lower_logit_rows(k, t, lw, c, thr)
+            # solved as one check's rows would be, however many earlier checks join them
+            x = _lower_logit_rows(k, t, lw, c, thr, scalar=4 * m <= _SCALAR_ROWS)
         else:   # mixtures of different sizes: one root finding each
             v = np.tile(np.repeat([True, False], 2 * m), len(snaps))
             x = np.empty(2 * rows)

@@ -301,7 +301,8 @@ class ExponentialMechanism:
             return np.full(runs, int(np.argmax(u)), dtype=np.int64)
         logits = em_log_weights(u, self.epsilon, self.sensitivity, self.row.divisor)
         gumbel = rng.gumbel(size=(runs, u.size))
-        return np.argmax(gumbel + logits, axis=1)
+        gumbel += logits        # in place: no second (runs, k) array
+        return np.argmax(gumbel, axis=1)
 
     def exact(self, inp) -> dict:
         return {i: float(p) for i, p in enumerate(self.probabilities(inp)) if p > 0}

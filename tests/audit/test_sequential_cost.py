@@ -6,33 +6,53 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from audit import sequential as S
 from audit.types import Claim
 
 
-def test_grid_and_regula_falsi_find_the_same_rejected_ends():
-    """Few rows (a check's four ends per test) are shrunk on grids, many by regula falsi: both
-    return rejected points (ln M >= threshold) within the tolerance of each other."""
+def test_grid_regula_falsi_and_row_by_row_find_the_same_rejected_ends():
+    """Many rows are solved by regula falsi, fewer on grids, the fewest (a check's four ends
+    per test, up to four tests) row by row in plain floats: all three return rejected points
+    (ln M >= threshold) within the tolerance of each other."""
     rng = np.random.default_rng(3)
     rows = S._GRID_ROWS + 1
     t = np.floor(10 ** rng.uniform(0.5, 6.5, rows)) + 1
     k = rng.binomial(t.astype(np.int64), 10 ** rng.uniform(-5, 0, rows)).astype(float)
     comps = S.components_for(10**6, 0.001)
     thr = math.log(1 / 0.001)
+
+    def cut(size):
+        return np.concatenate([S._lower_logit(k[i:i + size], t[i:i + size], comps, thr)
+                               for i in range(0, rows, size)])
+
     many = S._lower_logit(k, t, comps, thr)                       # regula falsi
-    few = np.concatenate([S._lower_logit(k[i:i + 8], t[i:i + 8], comps, thr)
-                          for i in range(0, rows, 8)])            # grids
-    assert np.array_equal(np.isinf(many), k <= 0) and np.array_equal(np.isinf(few), k <= 0)
+    assert S._SCALAR_ROWS < 32 <= S._GRID_ROWS
+    grids, scalar = cut(32), cut(S._SCALAR_ROWS)
     ok = k > 0
-    assert np.max(np.abs(many[ok] - few[ok])) <= 2 * S._TOL
-    for x in (many, few):
+    for x in (many, grids, scalar):
+        assert np.array_equal(np.isinf(x), k <= 0)
+        assert np.max(np.abs(many[ok] - x[ok])) <= 2 * S._TOL
         # rejected, except at the bracket's edge (p ~ 1e-304: a single event never rules out
         # rates near 0, so the CS reaches down to them)
         inner = ok & (x > -S._LOGIT_MAX)
         assert inner.sum() > rows // 2
         lm = S._log_m_logit(k[inner], t[inner], x[inner], comps)
         assert np.all(lm >= thr - 1e-9)
+
+
+def test_row_by_row_log_mixture_is_the_vectorised_one():
+    rng = np.random.default_rng(5)
+    comps = S.components_for(10**5, 0.01)
+    lw, c = [math.log(w) for w, _ in comps], [cj for _, cj in comps]
+    for _ in range(200):
+        t = float(np.floor(10 ** rng.uniform(0, 6)) + 1)
+        k = float(rng.integers(0, int(t) + 1))
+        x = float(rng.uniform(-40, 40))
+        want = float(S._log_m_logit(np.array([k]), np.array([t]), np.array([x]), comps)[0])
+        got = S._log_m_scalar(k, t, x, lw, c)
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-9) or (math.isinf(want) and got == want)
 
 
 def test_path_points_computed_with_the_next_check_give_the_same_bounds():

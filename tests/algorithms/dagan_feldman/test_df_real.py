@@ -17,6 +17,7 @@ import algorithms
 from audit import audit_learner
 from audit.errors import PrivauditError
 from audit.types import Dataset
+from algorithms.dagan_feldman import real
 from algorithms.dagan_feldman.real import (RealizablePrivateLearner, aggregate_prob, margin_ones,
                                            pair_majority_edge, pair_sorted_shift, pair_unanimous,
                                            pair_vote_margin)
@@ -199,3 +200,34 @@ def test_default_pairs_flag_the_doubled_temperature_bugs(variant):
     assert res.violation == (variant != "correct")
     if variant != "correct":
         assert res.epsilon_lower > 1.3 and res.witness.pair_index == 3
+
+
+def test_prepared_data_are_cached_by_content_and_read_only(monkeypatch):
+    """`prepare` keeps the last few (class, data, queries) by content: a copy of the same data
+    gets the same mapping (a sequential audit asks for it at every round), other data or
+    queries get their own, the shared arrays cannot be written, and the cache stays bounded."""
+    L = algorithms.get("df-real")
+    a, b = L.pairs[0]
+    p = real.prepare(L.H, a, L.queries)
+    again = real.prepare(L.H, Dataset(a.X.copy(), a.y.copy()), L.queries.copy())
+    assert again is p
+    assert real.prepare(L.H, b, L.queries) is not p
+    assert real.prepare(L.H, a, L.queries[:1]) is not p
+    flipped = Dataset(a.X.copy(), 1 - a.y)
+    assert real.prepare(L.H, flipped, L.queries) is not p
+    for arr in (p.y, p.locs, p.rec_loc, p.qidx, p.P, p.Pq):
+        with pytest.raises(ValueError):
+            arr[...] = 0
+    # the predictions do not depend on whether the mapping came from the cache
+    rng = lambda: np.random.default_rng(7)
+    cached = L.predict(a, L.queries, 2_000, rng())
+    real._PREPARED.clear()
+    assert np.array_equal(L.predict(a, L.queries, 2_000, rng()), cached)
+    monkeypatch.setattr(real, "PREPARED_CACHE", 3)
+    for shift in range(6):
+        real.prepare(L.H, Dataset(a.X.copy(), np.roll(a.y, shift)), L.queries)
+    assert len(real._PREPARED) <= 3
+    monkeypatch.setattr(real, "PREPARED_CACHE_BYTES", 0)     # too large to keep: not kept
+    real._PREPARED.clear()
+    real.prepare(L.H, a, L.queries)
+    assert len(real._PREPARED) == 0
