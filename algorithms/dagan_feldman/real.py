@@ -166,7 +166,10 @@ def prepare(H: HypothesisClass, data: Any, queries: Any) -> Prepared:
     key = _content_key(H, data, q)
     hit = _PREPARED.get(key)
     if hit is not None and hit.H is H:   # an entry holds its H, so its id is not reused meanwhile
-        _PREPARED.move_to_end(key)
+        try:
+            _PREPARED.move_to_end(key)
+        except KeyError:                 # dropped meanwhile by another thread: still valid
+            pass
         return hit
     idx = H.index(data.X)
     locs, rec_loc = np.unique(idx, return_inverse=True)
@@ -179,7 +182,10 @@ def prepare(H: HypothesisClass, data: Any, queries: Any) -> Prepared:
     if prep.P.nbytes + prep.Pq.nbytes <= PREPARED_CACHE_BYTES:
         _PREPARED[key] = prep
         while len(_PREPARED) > PREPARED_CACHE:
-            _PREPARED.popitem(last=False)
+            try:
+                _PREPARED.popitem(last=False)
+            except KeyError:
+                break
     return prep
 
 
