@@ -226,7 +226,7 @@ def test_prepared_data_are_cached_by_content_and_read_only(monkeypatch):
     monkeypatch.setattr(real, "PREPARED_CACHE", 3)
     for shift in range(6):
         real.prepare(L.H, Dataset(a.X.copy(), np.roll(a.y, shift)), L.queries)
-    assert len(real._PREPARED) <= 3
+    assert len(real._PREPARED) == 3
     monkeypatch.setattr(real, "PREPARED_CACHE_BYTES", 0)     # too large to keep: not kept
     real._PREPARED.clear()
     real.prepare(L.H, a, L.queries)
