@@ -66,8 +66,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pairs", metavar="FILE.json", help="[[a, b], ...] inputs or {X, y} datasets")
     p.add_argument("--queries", metavar="FILE.json", help="query points [[x...], ...]")
     p.add_argument("--input-distance", metavar="NORM:BOUND",
-                   help="a mechanism's input neighbour relation (hamming|l1|l2|linf, e.g. l1:1): "
-                        "pairs farther apart are refused (default: the mechanism's own "
+                   help="a mechanism's input neighbour relation (hamming|l1|l2|linf|add-remove, "
+                        "e.g. l1:1): pairs farther apart are refused (default: the mechanism's own "
                         "input_distance; none: pairs are audited unchecked)")
     p.add_argument("--input-length", type=int, metavar="K",
                    help="mechanisms without pairs: the length of one input; with an input "
