@@ -18,6 +18,7 @@ Table 3 (Examples 2 and 3): exact U(W) from the Beta law and kappa, against the 
 
 from __future__ import annotations
 
+import argparse
 import math
 
 import numpy as np
@@ -88,7 +89,14 @@ def table_sphere() -> None:
               f"{c.kappa:>11.3g} {c.kappa_paper:>10.3g}")
 
 
-if __name__ == "__main__":
+def main() -> None:
+    # no options: the parser gives `--help` (the docstring) instead of a 1-2 minute run
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+                            ).parse_args()
     table_lb5()
     table_lemma11()
     table_sphere()
+
+
+if __name__ == "__main__":
+    main()
