@@ -15,7 +15,7 @@ its result log confirms c = 1: the "aborted" flag of query 2 is set exactly when
   0.95 for everything reported (Bonferroni: one confirmed test, so each of its two one-sided
   Clopper–Pearson bounds is at alpha = 0.025), the pair and event chosen by privaudit itself.
 * ``dpsniper`` — DP-Sniper's convention for its final bound: ONE input pair, DP-Sniper's witness
-  (the mechanism's first default pair, which is the pair in the peer note's table), confidence
+  (the mechanism's first default pair, the one DP-Sniper's search reported), confidence
   0.90 overall, i.e. a one-sided Clopper–Pearson bound at 95 % on each side (alpha = 0.05 per
   bound, union bound 0.90), on fresh runs. The event is chosen on runs/10 exploration runs per
   side plus a learning sample (discrete vector outputs: another runs/10 per side, 4x10^6 per side
@@ -30,8 +30,9 @@ Beside them:
 * DP-Sniper (Bichsel, Steffen, Bogunovic & Vechev, IEEE S&P 2021, Table 2; logistic regression):
   the authors' reference log at n_final = 2x10^8 (`eval_sp2021/reference-results/`; also for
   sparse vector Alg. 2, 3, 6, which the log holds but Table 2 does not), and the same code run
-  here at 1/10 of every budget (n_final = 2x10^7, 2 processes), from
-  ../shared/notes/peer-reference-numbers.md.
+  on a 2-core machine of the same kind at 1/10 of every budget (n_final = 2x10^7, 2 processes),
+  from the project's peer reference notes (kept outside this repository; the figures are
+  copied into this script).
 * StatDP (Ding, Wang, Wang, Zhang & Kifer, ACM CCS 2018, Sec. 6): whether it covers the
   mechanism. StatDP reports p-values on an epsilon grid, not lower bounds, so there is no number
   to put beside ours; "sep." means it separates the correct from the incorrect version.
