@@ -152,6 +152,35 @@ def test_featurizer_scores_equal_the_explicit_features(lay, pairwise):
     assert np.array_equal(plain.base(z), z) and not np.shares_memory(plain.base(z), z)
 
 
+@pytest.mark.parametrize("encoding", [np.nan, -100.0])
+def test_column_scores_are_the_dot_product_bit_for_bit(encoding):
+    """A score whose weights lie on one column's features (the per-column half-lines of a mixed
+    output) is computed from that column alone: the very same floats as the dot product with all
+    base features, alone or beside dense and other columns' weights, on blocks of runs and not."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(20_000, 6)) * 10.0 ** rng.uniform(-3, 3, size=6)
+    x[rng.random(x.shape) < 0.4] = encoding
+    x[rng.random(x.shape) < 0.1] = 0.0
+    lay = mixed_layout([x])
+    assert lay is not None and lay.zero_atoms
+    f = lay.base(x)
+    ws = [np.asarray(s.weights) for s in learned._column_scorers(lay, x)]
+    for p, n_ind, val in lay._blocks():
+        for _ in range(4):  # random weights (and random supports) inside one column's block
+            w = np.zeros(lay.n_features())
+            k = rng.choice(np.arange(p, val + 1), size=rng.integers(1, val - p + 2), replace=False)
+            w[k] = rng.normal(size=k.size) * 10.0 ** rng.uniform(-6, 6, size=k.size)
+            ws.append(w)
+    dense = rng.normal(size=lay.n_features())
+    got = lay.scores(x, ws + [dense])
+    for g, w in zip(got, ws + [dense]):
+        assert np.array_equal(g, f @ w)
+    assert np.array_equal(lay.scores(x[:7], [ws[3]])[0], f[:7] @ ws[3])
+    wide = np.zeros(lay.n_features())
+    wide[[0, lay.n_features() - 1]] = 1.0  # two columns: the dot product path
+    assert np.array_equal(lay.scores(x, [wide])[0], f @ wide)
+
+
 def test_logistic_fit_separates_by_the_informative_feature():
     rng = np.random.default_rng(0)
     fa = rng.normal(size=(4000, 3)) + np.array([0.0, 1.0, 0.0])
