@@ -57,11 +57,19 @@ class Featurizer:
                 return x.copy() if copy else x
             return np.where(np.isnan(x), 0.0, x)
         n_base = sum(len(a) + int(s) + int(v) for a, s, v in zip(self.atoms, self.missing, self.numeric))
-        # features are written as rows of a (features, runs) array, then transposed in blocks
-        # (`_transpose`): the same values as stacking columns, without striding through a
-        # row-major array once per feature
-        rows = np.empty((n_base + len(self.symbols), x.shape[0]))
-        cols = _transpose(x)  # each column contiguous: a column of a row-major array is strided
+        out = np.empty((x.shape[0], n_base + len(self.symbols)))
+        # in blocks of runs: the block's features are written as rows of a (features, runs) array
+        # (each column of the block contiguous), then transposed into place — the same values as
+        # stacking columns, without striding through a row-major array once per feature, and
+        # with the temporaries small enough to stay in cache
+        for s0 in range(0, x.shape[0], _BLOCK):
+            out[s0:s0 + _BLOCK] = self._rows(x[s0:s0 + _BLOCK], out.shape[1]).T
+        return out
+
+    def _rows(self, x: np.ndarray, m: int) -> np.ndarray:
+        """The base features of the runs `x` as an (m, runs) array."""
+        rows = np.empty((m, x.shape[0]))
+        cols = np.ascontiguousarray(x.T)
         r = 0
         for j in range(self.width):
             xj = cols[j]
@@ -83,7 +91,7 @@ class Featurizer:
         for s in self.symbols:
             rows[r] = np.count_nonzero(x == s, axis=1)
             r += 1
-        return _transpose(rows)
+        return rows
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         f = self.base(outputs)
@@ -228,15 +236,6 @@ class Featurizer:
                           tuple(bool(v) for v in d["missing"]), tuple(bool(v) for v in d["numeric"]),
                           tuple(float(v) for v in d.get("symbols", ())), bool(d.get("pairwise")),
                           bool(d.get("zero_atoms", True)))
-
-
-def _transpose(rows: np.ndarray, block: int = 4096) -> np.ndarray:
-    """``rows.T`` as a C-ordered array, copied in blocks of `block` runs (a cache-friendly
-    transpose: measured 3.6x faster than stacking 80 columns of 2^18 runs one by one)."""
-    out = np.empty((rows.shape[1], rows.shape[0]))
-    for s in range(0, rows.shape[1], block):
-        out[s:s + block] = rows[:, s:s + block].T
-    return out
 
 
 def _flat(outs: list[np.ndarray]) -> np.ndarray:

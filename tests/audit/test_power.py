@@ -156,7 +156,8 @@ def test_featurizer_scores_equal_the_explicit_features(lay, pairwise):
 def test_column_scores_are_the_dot_product_bit_for_bit(encoding):
     """A score whose weights lie on one column's features (the per-column half-lines of a mixed
     output) is computed from that column alone: the very same floats as the dot product with all
-    base features, alone or beside dense and other columns' weights, on blocks of runs and not."""
+    base features, alone or beside dense and other columns' weights, on blocks of runs and not;
+    and `base`, written in blocks of runs, equals the features stacked column by column."""
     rng = np.random.default_rng(3)
     x = rng.normal(size=(20_000, 6)) * 10.0 ** rng.uniform(-3, 3, size=6)
     x[rng.random(x.shape) < 0.4] = encoding
@@ -164,6 +165,13 @@ def test_column_scores_are_the_dot_product_bit_for_bit(encoding):
     lay = mixed_layout([x])
     assert lay is not None and lay.zero_atoms
     f = lay.base(x)
+    explicit = []  # the base features stacked column by column (`base` writes them in blocks)
+    for j in range(lay.width):
+        xj = x[:, j]
+        hits = [xj == a for a in lay.atoms[j]] + ([np.isnan(xj)] if lay.missing[j] else [])
+        explicit += [h.astype(float) for h in hits]
+        explicit.append(np.where(np.isnan(xj) | np.any(hits, axis=0), 0.0, xj))
+    assert np.array_equal(f, np.column_stack(explicit))
     ws = [np.asarray(s.weights) for s in learned._column_scorers(lay, x)]
     for p, n_ind, val in lay._blocks():
         for _ in range(4):  # random weights (and random supports) inside one column's block
