@@ -53,6 +53,36 @@ class LiteratureMechanism:
         return v
 
 
+_SIGN = np.uint64(1 << 63)
+_LAPLACE_BLOCK = 1 << 15
+
+
+def laplace_noise(rng: np.random.Generator, scale: float, size: tuple[int, ...]) -> np.ndarray:
+    """Lap(0, `scale`) draws: ``scale * S * E`` with E ~ Exp(1) (numpy's ziggurat) and S a fair
+    sign independent of E — exactly the Laplace law (its density is the two mirrored halves of
+    the exponential's), drawn 2-3x faster than ``rng.laplace``, which takes a logarithm per draw
+    (measured here: 7.5-8 against 20-21 ns per draw, 2^16 x 5 draws, best of 9).
+
+    Each sign is the top bit of one byte of the bit generator's raw output (eight signs per
+    64-bit word), set into E's sign bit; the work goes in blocks of 2^15 draws, so the
+    temporaries stay in cache. The draws differ from ``rng.laplace``'s for the same seed, so the
+    mechanisms whose seeded figures are quoted keep ``rng.laplace``; the noisy histogram, whose
+    five draws per run are nearly all of its benchmark row's cost, uses this one.
+    """
+    out = np.empty(size)
+    flat = out.reshape(-1)
+    bits = flat.view(np.uint64)
+    for s in range(0, flat.size, _LAPLACE_BLOCK):
+        e = flat[s:s + _LAPLACE_BLOCK]
+        rng.standard_exponential(out=e)
+        signs = rng.bit_generator.random_raw(-(-e.size // 8)).view(np.uint8)[:e.size].astype(np.uint64)
+        signs <<= np.uint64(56)
+        signs &= _SIGN
+        bits[s:s + _LAPLACE_BLOCK] ^= signs
+    out *= scale
+    return out
+
+
 def epsilon(value: Any, name: str = "epsilon") -> float:
     return validate.positive(name, value)
 

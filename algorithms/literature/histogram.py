@@ -18,7 +18,7 @@ from audit.neighbours import InputDistance
 from audit.types import Claim
 
 from ..registry import register
-from .base import EPSILON0, LiteratureMechanism, epsilon as _eps
+from .base import EPSILON0, LiteratureMechanism, epsilon as _eps, laplace_noise
 from .patterns import statdp_patterns, with_witness
 
 
@@ -31,6 +31,8 @@ class NoisyHistogram(LiteratureMechanism):
     ``scale_bug=False``: noise Lap(1/eps); true epsilon = eps.
     ``scale_bug=True`` (`lit-histogram-bug`, StatDP's incorrect "Histogram"): noise Lap(eps) instead
     of Lap(1/eps) — at eps = 0.1 the noise is 100 times too small; true epsilon = 1/eps = 10.
+
+    The noise is drawn by `laplace_noise` (exactly Laplace, 2-3x faster than ``rng.laplace``).
     """
 
     input_distance = InputDistance("l1", 1)   # the answer vector moves by at most 1 in l1 (sensitivity 1)
@@ -48,7 +50,8 @@ class NoisyHistogram(LiteratureMechanism):
                          {"epsilon": self.epsilon, "n": self.n})
 
     def sample(self, inp, runs, rng):
-        out = rng.laplace(0.0, self.scale, size=(runs, self.n))
+        # the faster exact Laplace sampler: these draws are nearly all of the row's cost
+        out = laplace_noise(rng, self.scale, (runs, self.n))
         out += self.vector(inp, self.n)   # in place: one (runs, n) array fewer per call
         return out
 
