@@ -71,27 +71,32 @@ class Featurizer:
         rows = np.empty((m, x.shape[0]))
         cols = np.ascontiguousarray(x.T)
         r = 0
-        for j in range(self.width):
-            xj = cols[j]
-            special = np.zeros(xj.shape, dtype=bool)
-            for a in self.atoms[j]:
-                hit = xj == a
-                special |= hit
-                rows[r] = hit
-                r += 1
-            if self.missing[j]:
-                hit = np.isnan(xj)
-                special |= hit
-                rows[r] = hit
-                r += 1
-            if self.numeric[j]:
-                off = (special if self.zero_atoms else np.zeros(xj.shape, dtype=bool)) | np.isnan(xj)
-                rows[r] = np.where(off, 0.0, xj)
-                r += 1
+        for j, (p, n_ind, val) in enumerate(self._blocks()):
+            r = p + n_ind + int(val is not None)
+            self._column_features(j, cols[j], rows[p:r])
         for s in self.symbols:
             rows[r] = np.count_nonzero(x == s, axis=1)
             r += 1
         return rows
+
+    def _column_features(self, j: int, xj: np.ndarray, rows: np.ndarray) -> None:
+        """Write column j's base features — an indicator per atom, one for NaN when
+        ``missing[j]``, the value when ``numeric[j]`` (0 on NaN, and on atoms with
+        `zero_atoms`) — into `rows`, one feature per row; `xj` is the column, contiguous."""
+        nan = np.isnan(xj)
+        off = nan.copy()
+        r = 0
+        for a in self.atoms[j]:
+            hit = xj == a
+            rows[r] = hit
+            if self.zero_atoms:
+                off |= hit
+            r += 1
+        if self.missing[j]:
+            rows[r] = nan
+            r += 1
+        if self.numeric[j]:
+            rows[r] = np.where(off, 0.0, xj)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         f = self.base(outputs)
@@ -157,9 +162,8 @@ class Featurizer:
         Bit for bit the dot product with the base features: with `zero_atoms`, at most one of a
         column's features is nonzero in a run, so the dot product is that feature times its weight
         (one rounding) plus exact zeros (finite features and weights), whatever the order of the
-        additions. Building all the
-        base features for a score that reads one column cost a mixed output of 20 columns about
-        1.4 us per run, on every confirmation run."""
+        additions. Building all the base features for a score that reads one column cost a mixed
+        output of 20 columns about 1.4 us per run, on every confirmation run."""
         if self.pairwise or not self.zero_atoms or self._plain():
             return
         blocks = self._blocks()
@@ -184,31 +188,22 @@ class Featurizer:
             res = np.empty((len(members), n_runs))
             for r, n in enumerate(members):
                 out[n] = res[r]
-            plan.append((j, n_ind, val, np.stack([ws[n][p:p + b] for n in members]), res))
+            plan.append((j, np.stack([ws[n][p:p + b] for n in members]), res))
         # in blocks of runs, so the temporaries stay small (fresh pages are dear in this VM: the
         # first call on 2e5 runs took 0.13-0.17 s in blocks, 0.36-0.46 s without; later calls
         # the same)
         used = sorted(per_column)
+        position = {j: i for i, j in enumerate(used)}
         for s0 in range(0, n_runs, _BLOCK):
             # only the columns scored, each contiguous (a column of a row-major array is strided)
             xb = np.ascontiguousarray((x[s0:s0 + _BLOCK] if len(used) == x.shape[1]
                                        else x[s0:s0 + _BLOCK, used]).T)
-            for j, n_ind, val, weights, res in plan:
-                xj = xb[used.index(j)]
-                # the column's base features as rows (the values `base` writes), then every
-                # member's score in one product: each sum has one nonzero term, so it is exact
+            for j, weights, res in plan:
+                xj = xb[position[j]]
+                # the column's base features as rows (as `base` writes them), then every member's
+                # score in one product: each sum has one nonzero term, so it is exact
                 rows = np.empty((weights.shape[1], xj.size))
-                nan = np.isnan(xj)
-                off = nan.copy()
-                for r, a in enumerate(self.atoms[j]):
-                    hit = xj == a
-                    off |= hit
-                    rows[r] = hit
-                if self.missing[j]:
-                    rows[n_ind - 1] = nan
-                if val is not None:
-                    rows[-1] = xj
-                    np.copyto(rows[-1], 0.0, where=off)
+                self._column_features(j, xj, rows)
                 res[:, s0:s0 + xj.size] = weights @ rows
 
     def _plain(self) -> bool:
