@@ -10,7 +10,10 @@ background location). ``B`` is the background, shared by S and S'; ``q`` the anc
   labeling it is D6 shattered-set flip): ``S = B + (q, 0)``, ``S' = B + (q, 1)``;
 * ``gap-inclusion`` (D2; one-sided background: D3): B avoids the neighbourhood of q;
   ``S = B + (q, y)``, ``S' = B + (x_far, f(x_far))``;
-* ``move-to-query`` (D4): ``S = B + (x_far, y)``, ``S' = B + (q, y)``.
+* ``move-to-query`` (D4): ``S = B + (x_far, y)``, ``S' = B + (q, y)``;
+* ``pile-split`` (replace-one; spec 5.6's split-class design generalised): the whole background
+  at q with a margin of the ladder (`margins`), ``S = B + (x_next, y)``, ``S' = B + (q, y)`` with
+  ``y`` the leading label and ``x_next`` beside q (`pile_split`).
 
 Under add-remove the record is present in S only; under the label relation only label flips
 are generated, and also at every vote margin of a doubling ladder (`margin_ladder`). Random
@@ -33,7 +36,7 @@ from .domain import Domain
 from .queries import MAX_QUERIES, gap_point, query_locations
 from .trial import Trial
 
-DESIGNS = ("flip-at-query", "gap-inclusion", "move-to-query")
+DESIGNS = ("flip-at-query", "gap-inclusion", "move-to-query", "pile-split")
 EXTRAS = ("none", "zeros", "ones", "tie", "all-zeros", "all-ones", "all-tie")
 
 
@@ -229,6 +232,56 @@ def margin_ladder(domain: Domain, n: int, anchor: int, f: np.ndarray,
     return out
 
 
+def pile_split(domain: Domain, n: int, anchor: int, f: np.ndarray,
+               queries: np.ndarray | None = None, labeling: str = "") -> list[Trial]:
+    """The record leaves a pile for a fresh location beside it, at every margin of the ladder.
+
+    The whole background sits at the anchor, ``d`` more records of one label than of the other
+    (``d`` on `margins`, either label ahead); the record carries the leading label and sits on
+    the pile in S' and at one of the anchor's two nearest locations in S. The move changes no
+    label count at the pile, only the set of distinct x-values: a new location splits the
+    hypotheses that agreed on the data into two patterns. A learner that samples from one
+    representative per pattern of its data (an exponential mechanism over ``H_S`` rather than
+    ``H``: Dagan & Feldman's DF-PP2 without its subsample, BV-PP2-2) doubles the mass of the
+    class the split falls in, and the margin decides how much that class weighs -- its error is
+    the minority count, so it matters most when ``eps d`` is about one (the design of
+    `algorithms.dagan_feldman.pp2.pair_split_class`). The geometric ladder reaches that margin
+    within a factor of 2 without knowing eps. Replace-one only: no label changes.
+    """
+    if n < 3:
+        raise PrivauditError(f"dataset size must be >= 3 for a pile split, got {n}")
+    size = n - 1
+    base = {"n": n, "m": 1, "layout": "sorted", "anchor": domain.points[anchor].round(6).tolist(),
+            "labeling": labeling}
+    out: list[Trial] = []
+    for side, fresh in enumerate(domain.near(anchor, 2).tolist()):
+        for d in margins(size):
+            lead = (size + d) // 2
+            for ahead in (1, 0):
+                ex = [(anchor, ahead, lead), (anchor, 1 - ahead, size - lead)]
+                L, Y = background(domain, f, np.array([anchor]), size, ex)
+                p = dict(base, variant=f"pile split, margin {d} to {ahead}, side {side}",
+                         record_label=ahead)
+                out.append(_trial(domain, L, Y, (int(fresh), ahead), (anchor, ahead),
+                                  "pile-split", p, queries))
+    return out
+
+
+def pile_family(domain: Domain, relation: str, sizes: list[int], *, n_anchors: int = 3,
+                queries: np.ndarray | None = None) -> list[Trial]:
+    """Every `pile_split` over sizes x anchors (replace-one; empty for the other relations).
+
+    Kept apart from `adversarial_family`: the search draws its own share of them (a stream of
+    their own), so the designs it drew before, and the batch family's block pairs, stay as
+    they were. The trials depend on neither a labeling nor a multiplicity.
+    """
+    if relation != "replace-one":
+        return []
+    zero = np.zeros(domain.N, np.int8)      # unused: the background is the pile
+    return [t for q in anchors(domain, n_anchors) for n in sizes if n >= 3
+            for t in pile_split(domain, n, int(q), zero, queries=queries)]
+
+
 def anchors(domain: Domain, count: int) -> np.ndarray:
     """Anchor locations: `count` spread over the interior, then the two ends of the domain
     order (for threshold-like classes the ends are where one label is rarest)."""
@@ -372,4 +425,4 @@ def data_family(data: Dataset, domain: Domain, relation: str, rng: np.random.Gen
 
 
 __all__ = ["DESIGNS", "background", "design_trials", "adversarial_family", "record_first", "random_family",
-           "data_family", "anchors"]
+           "data_family", "anchors", "pile_split", "pile_family"]

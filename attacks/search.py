@@ -66,7 +66,8 @@ from audit.types import Claim, Dataset, as_queries
 
 from .batches import TAILS, batch_trial, count_grid, tail_trial
 from .domain import Domain, learner_domain
-from .families import adversarial_family, anchors, data_family, design_trials, random_family
+from .families import (adversarial_family, anchors, data_family, design_trials, pile_family,
+                       random_family)
 from .sizesteps import find_steps, step_candidates
 from .trial import Trial
 
@@ -637,6 +638,11 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
     obj = objective(claim)
 
     # ---- the candidate pool -----------------------------------------------------------------
+    # pile splits (`attacks.families.pile_family`) are drawn from a stream of their own, so the
+    # rest of the pool and its draws are what they were without them
+    split_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(SEARCH, PROBE_KEY + 4)))
+    splits: list[Trial] = []
+    n_split = max(2, candidates // 12)
     if data is not None:
         size_list = [data.n]
         pool = data_family(data, dom, relation, rng, max(candidates, 4), queries=qfix)
@@ -647,6 +653,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         # the exhaustive strategy, which tries every design once at equal runs
         adv = adversarial_family(dom, relation, size_list, rng, n_anchors=n_anchors, queries=qfix,
                                  positions=("last",) if strategy == "exhaustive" else ("last", "first"))
+        splits = pile_family(dom, relation, size_list, n_anchors=n_anchors, queries=qfix)
         if strategy == "random":
             rnd = random_family(dom, relation, size_list, rng, candidates, queries=qfix)
             picks = rng.choice(len(adv), size=min(len(adv), candidates // 2), replace=False)
@@ -656,9 +663,12 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
             pool = stratified([t for t in adv if t.params.get("position") != "first"],
                               candidates - n_rand, rng) + random_family(
                 dom, relation, size_list, rng, n_rand, queries=qfix)
+            pool += stratified(splits, n_split, split_rng)
         else:  # exhaustive / white-box / guided: the whole adversarial family plus random draws
             pool = adv + (random_family(dom, relation, size_list, rng, max(1, candidates // 4),
                                         queries=qfix) if strategy != "exhaustive" else [])
+            if strategy != "guided":     # guided draws its own share of them (`_guided`)
+                pool += splits
     pool = _dedupe([t.pinned(qfix) for t in pool])
     if not pool:   # e.g. --data whose points lie outside the learner's domain
         where = "neighbours of the given data" if data is not None else "candidate datasets"
@@ -759,7 +769,9 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
                                      shortlist=shortlist, resize=resize, min_size=min(size_list),
                                      hill_steps=hill_steps, candidates=candidates,
                                      calls=exact_calls or _exact_calls(search_runs),
-                                     outputs=outputs if own else None, queries=qfix)
+                                     outputs=outputs if own else None, queries=qfix,
+                                     splits=(_dedupe([t.pinned(qfix) for t in splits]), n_split,
+                                             split_rng))
     elif strategy in ("exhaustive", "random"):
         runs = max(MIN_RUNS, int(0.75 * search_runs) // (2 * len(pool)))
         scored = bb(pool, runs, strategy)
@@ -887,7 +899,8 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
             dom: Domain, relation: str, search_runs: int, *, oracle, shortlist: int, resize: bool,
             batches: tuple[int, int] | None = None, sizes: list[int] = (),
             min_size: int, hill_steps: int | None, calls: int,
-            candidates: int, outputs=None, queries: np.ndarray | None = None
+            candidates: int, outputs=None, queries: np.ndarray | None = None,
+            splits: tuple[list[Trial], int, np.random.Generator] = ((), 0, None)
             ) -> tuple[list[Scored], int]:
     """The exact oracle steers, black-box runs decide (the ``guided`` strategy).
 
@@ -932,6 +945,13 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
         screened_batches = True
     ex = exact(stratified(pool, max(1, (calls - used) // 3), rng), "exact scoring")
     ok = [s for s in ex if math.isfinite(s.value)]
+    split_pool, n_split, split_rng = splits
+    if split_pool:
+        # pile splits on an allowance of their own (a twelfth of `calls`), so every other phase
+        # keeps the oracle calls it had
+        drawn = stratified(list(split_pool), max(n_split, calls // 12), split_rng)
+        calls += len(drawn)
+        ok += [s for s in exact(drawn, "exact pile splits") if math.isfinite(s.value)]
     ok += stepped
     steps = 0
     if resize:
@@ -975,6 +995,8 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
     bb_pool = stratified([t for t in pool if t.design != "random" and
                           t.params.get("position") != "first"], candidates - n_rand, rng)
     bb_pool += [t for t in pool if t.design == "random"][:n_rand]
+    if split_pool:
+        bb_pool += stratified(list(split_pool), n_split, split_rng)
     bb_runs = search_runs
     if not screened_batches and outputs is not None:
         # the oracle refused every batch pair (it models the algorithm as intended, or needs a
