@@ -200,6 +200,25 @@ def margins(size: int) -> list[int]:
     return out
 
 
+def _pile_base(domain: Domain, n: int, anchor: int, labeling: str, min_n: int,
+               what: str) -> tuple[int, dict]:
+    """The background size and the design parameters of a pile at `anchor` (`n` >= `min_n`)."""
+    if n < min_n:
+        raise PrivauditError(f"dataset size must be >= {min_n} for {what}, got {n}")
+    return n - 1, {"n": n, "m": 1, "layout": "sorted",
+                   "anchor": domain.points[anchor].round(6).tolist(), "labeling": labeling}
+
+
+def _margin_piles(domain: Domain, f: np.ndarray, anchor: int, size: int, support: np.ndarray):
+    """``(d, ahead, L, Y)`` for every margin ``d`` of the ladder and either label ahead: `size`
+    background records all at `anchor`, ``d`` (or ``d - 1``, by parity) more of ``ahead``."""
+    for d in margins(size):
+        lead = (size + d) // 2
+        for ahead in (1, 0):
+            ex = [(anchor, ahead, lead), (anchor, 1 - ahead, size - lead)]
+            yield (d, ahead) + background(domain, f, support, size, ex)
+
+
 def margin_ladder(domain: Domain, n: int, anchor: int, f: np.ndarray,
                   queries: np.ndarray | None = None, labeling: str = "") -> list[Trial]:
     """D1 at every margin: the whole background at the query, ``d`` more records of one label
@@ -216,19 +235,11 @@ def margin_ladder(domain: Domain, n: int, anchor: int, f: np.ndarray,
     trials do not depend on the labeling `f` or on a multiplicity (`adversarial_family` builds
     them once per anchor and size under the label relation).
     """
-    if n < 2:
-        raise PrivauditError(f"dataset size must be >= 2 for a design, got {n}")
-    size = n - 1
-    base = {"n": n, "m": 1, "layout": "sorted", "anchor": domain.points[anchor].round(6).tolist(),
-            "labeling": labeling}
+    size, base = _pile_base(domain, n, anchor, labeling, 2, "a design")
     out: list[Trial] = []
-    for d in margins(size):
-        lead = (size + d) // 2
-        for ahead in (1, 0):
-            ex = [(anchor, ahead, lead), (anchor, 1 - ahead, size - lead)]
-            L, Y = background(domain, f, np.array([domain.far(anchor)]), size, ex)
-            p = dict(base, variant=f"margin {d} to {ahead}")
-            out.append(_trial(domain, L, Y, (anchor, 0), (anchor, 1), "flip-at-query", p, queries))
+    for d, ahead, L, Y in _margin_piles(domain, f, anchor, size, np.array([domain.far(anchor)])):
+        p = dict(base, variant=f"margin {d} to {ahead}")
+        out.append(_trial(domain, L, Y, (anchor, 0), (anchor, 1), "flip-at-query", p, queries))
     return out
 
 
@@ -248,22 +259,14 @@ def pile_split(domain: Domain, n: int, anchor: int, f: np.ndarray,
     `algorithms.dagan_feldman.pp2.pair_split_class`). The geometric ladder reaches that margin
     within a factor of 2 without knowing eps. Replace-one only: no label changes.
     """
-    if n < 3:
-        raise PrivauditError(f"dataset size must be >= 3 for a pile split, got {n}")
-    size = n - 1
-    base = {"n": n, "m": 1, "layout": "sorted", "anchor": domain.points[anchor].round(6).tolist(),
-            "labeling": labeling}
+    size, base = _pile_base(domain, n, anchor, labeling, 3, "a pile split")
     out: list[Trial] = []
     for side, fresh in enumerate(domain.near(anchor, 2).tolist()):
-        for d in margins(size):
-            lead = (size + d) // 2
-            for ahead in (1, 0):
-                ex = [(anchor, ahead, lead), (anchor, 1 - ahead, size - lead)]
-                L, Y = background(domain, f, np.array([anchor]), size, ex)
-                p = dict(base, variant=f"pile split, margin {d} to {ahead}, side {side}",
-                         record_label=ahead)
-                out.append(_trial(domain, L, Y, (int(fresh), ahead), (anchor, ahead),
-                                  "pile-split", p, queries))
+        for d, ahead, L, Y in _margin_piles(domain, f, anchor, size, np.array([anchor])):
+            p = dict(base, variant=f"pile split, margin {d} to {ahead}, side {side}",
+                     record_label=ahead)
+            out.append(_trial(domain, L, Y, (int(fresh), ahead), (anchor, ahead), "pile-split",
+                              p, queries))
     return out
 
 
