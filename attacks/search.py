@@ -31,6 +31,11 @@ Strategies
                 finalist keeps the larger of its exact and its black-box estimate.
 ``auto``        (default) ``guided`` when the learner has an exact oracle, else ``adaptive``.
 
+Pile splits (`attacks.families.pile_family`, replace-one) come from a stream of their own: guided
+and adaptive add ``max(2, candidates // 12)`` of them to the black-box candidates (guided also
+scores ``max(that, calls // 12)`` on an oracle allowance of their own); exhaustive and white-box
+take all of them. The other families' draws are therefore what they would be without them.
+
 A learner that declares positional batches ``(k, m)`` (`attacks.batches`) gets the batch family
 from ``guided``'s oracle; with no oracle, or one that refuses every batch pair, ``adaptive`` and
 ``guided`` screen and sweep it on black-box runs instead (`_blind_batch_designs`).
