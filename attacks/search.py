@@ -40,6 +40,12 @@ A learner that declares positional batches ``(k, m)`` (`attacks.batches`) gets t
 from ``guided``'s oracle; with no oracle, or one that refuses every batch pair, ``adaptive`` and
 ``guided`` screen and sweep it on black-box runs instead (`_blind_batch_designs`).
 
+A wrapper that declares the learner it runs on part of its data (``inner`` and ``lift``,
+`audit.interfaces.HasInner`) gets a search of that learner first (``INNER_SHARE`` of the runs,
+its own strategy, oracle and families; a seed drawn from spawn key ``(SEARCH, PROBE_KEY + 5)``);
+its short list, lifted into the wrapper's inputs, joins the wrapper's own candidates, and is
+scored, validated and confirmed on the wrapper's runs like every other candidate.
+
 References
 ----------
 Y. Dagan and V. Feldman, "PAC learning with stable and private predictions", COLT 2020,
@@ -61,9 +67,11 @@ from audit import stats
 from audit.auditor import SEARCH, OutputModel, Pair, explore
 from audit.errors import PrivauditError
 from audit.events import objective
-from audit.interfaces import declared_batches, exact_law_oracle, exact_oracle, name_of, own_pairs
+from audit.interfaces import (declared_batches, declared_inner, exact_law_oracle, exact_oracle,
+                              name_of, own_pairs)
 from audit.interfaces import search_sizes as declared_sizes
 from audit.jsonnum import encode
+from audit.neighbours import check_neighbours
 from audit.reducers import CodeSet
 from audit.runners.base import chunk_rng
 from audit.runners.local import LocalRunner
@@ -96,6 +104,7 @@ BLIND_SCREEN_RUNS = 64    # black-box runs per dataset of that screen (one block
 BLIND_SHARE = 0.3         # of the search runs, for the batch family's black-box sweep
 STEP_PROBE_CALLS = 48    # guided: oracle evaluations of the size-step probe (attacks.sizesteps)
 STEP_MAX = 2              # guided: size steps whose pairs are scored and validated
+INNER_SHARE = 0.3         # of the search runs, for the search of a wrapper's inner learner
 GUIDED_MAX_SIZE = 4096    # guided: larger datasets only slow the black box (the share of one
                           # record, which decides the leak, is reached at smaller n)
 
@@ -757,6 +766,28 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
     steps_done = 0
     resize = sizes is None and declared_sizes(learner) is None
     own = data is None     # the search may build datasets of its own (at the fixed queries)
+    inner_info = None
+    wrapped = declared_inner(learner) if own else None
+    if wrapped is not None:
+        # a wrapper: search the learner it runs on part of its data, lift the short list
+        inner, lift = wrapped
+        inner_seed = int(np.random.SeedSequence(seed, spawn_key=(SEARCH, PROBE_KEY + 5))
+                         .generate_state(1)[0])
+        sub = search(inner, queries=qfix, claim=claim, runner=runner, seed=inner_seed,
+                     confidence=confidence, explore_runs=explore_runs, confirm_runs=confirm_runs,
+                     tests=tests, journal=journal, progress=progress,
+                     search_runs=max(2 * MIN_RUNS, int(INNER_SHARE * search_runs)),
+                     candidates=candidates, shortlist=shortlist, hill_steps=hill_steps,
+                     exact_calls=exact_calls or _exact_calls(search_runs))
+        lifted, dropped = _lift(sub.pairs, lift, relation, name_of(learner))
+        budget.used += int(sub.info["search_runs"])
+        search_runs = max(2 * MIN_RUNS, search_runs - int(sub.info["search_runs"]))
+        pool = _dedupe(pool + [t.pinned(qfix) for t in lifted])
+        inner_info = {"learner": name_of(inner), "strategy": sub.info["strategy"],
+                      "search_runs": sub.info["search_runs"],
+                      "exact_evaluations": sub.info["exact_evaluations"],
+                      "shortlist": sub.info["shortlist"], "lifted": len(lifted),
+                      "not_lifted": dropped}
     if strategy == "white-box":
         scored = wb(pool, "exact scoring")
         scored, steps_done = _hill_climb(scored, dom, relation, rng,
@@ -814,6 +845,8 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         "exact_evaluations": exact_evaluations,
         # the batch family screened on black-box runs (no oracle, or one refusing every batch pair)
         "batch_screen_runs": screen_runs[0],
+        # a wrapper's inner learner: its own search, whose short list was lifted (`HasInner`)
+        "inner_search": inner_info,
         "refused_by_learner": refused,
         "shortlist": [dict(s.trial.describe(), **{f"estimated_{obj}": s.value}, **s.detail)
                       for s in chosen],
@@ -821,6 +854,35 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         "time_s": round(time.perf_counter() - t0, 3),
     }
     return SearchOutcome(pairs, encode(info))
+
+
+def _lift(pairs: list, lift, relation: str, name: str) -> tuple[list[Trial], list[str]]:
+    """The inner search's short list as candidates of the wrapper: ``lift`` places each pair in
+    the wrapper's inputs; a lifted pair that is no neighbour pair under `relation`, or that
+    ``lift`` refuses, is dropped with the reason (the wrapper's own families still run)."""
+    out, dropped = [], []
+    for p in pairs:
+        try:
+            a, b = lift((p.a, p.b))
+            a, b = (d if isinstance(d, Dataset) else Dataset(*d) for d in (a, b))
+            diff = check_neighbours(a, b, relation, where=f"{name}.lift")
+        except (PrivauditError, ValueError, TypeError) as exc:
+            dropped.append(str(exc)[:200])
+            continue
+        if not diff:
+            dropped.append(f"{name}.lift returned two equal datasets")
+            continue
+        i = int(diff[0])
+        big = a if a.n >= b.n else b
+        keep = np.arange(big.n) != i
+        rec = (big.X[i].copy(), int(big.y[i]))
+        if relation == "add-remove":
+            ra, rb = (rec, None) if a.n > b.n else (None, rec)
+        else:
+            ra, rb = (a.X[i].copy(), int(a.y[i])), (b.X[i].copy(), int(b.y[i]))
+        out.append(Trial(big.X[keep], big.y[keep], ra, rb, i, np.asarray(p.queries, np.float64),
+                         "inner", {"inner": p.found_by}))
+    return out, dropped
 
 
 def _adaptive(pool: list[Trial], bb, budget: _Budget, latest: dict, rng: np.random.Generator,

@@ -104,7 +104,8 @@ class Trial:
 
     def found_by(self, strategy: str) -> str:
         p = ", ".join([f"n={self.n}"] + [f"{k}={v}" for k, v in self.params.items()
-                                         if k in ("m", "variant", "layout", "edit", "position")])
+                                         if k in ("m", "variant", "layout", "edit", "position",
+                                                   "inner")])
         hill = f" + {self.steps} hill-climbing step(s)" if self.steps else ""
         return f"search ({strategy}): {self.design}({p}){hill}"
 

@@ -38,6 +38,13 @@ Optional capabilities
     (records ``i m .. (i + 1) m - 1`` form batch i; the rest, if any, is used otherwise), a
     property of the algorithm as its paper states it (e.g. Bun, Livni & Moran's M, Theorem 17).
     The search then also builds datasets whose batches replicate the two sides of a pair.
+``inner`` and ``lift`` (`HasInner`)
+    A wrapper that runs another learner on part of its data (secrecy of the sample, a
+    subsample-and-aggregate step) declares that learner as ``inner`` and ``lift(S, S') -> (S,
+    S')``: a neighbouring pair of its own inputs that holds the inner pair where the wrapper
+    hands records to ``inner`` (e.g. first, padded to the wrapper's minimum size). With no pairs,
+    the search also searches ``inner`` and lifts its short list into its own candidates
+    (`attacks.search`); the lifted pairs are scored and confirmed on the wrapper's runs.
 ``exact_values`` (`HasExactValues`)
     True when a mechanism's float outputs are released as the exact doubles it computes (not as
     stand-ins for real numbers): the auditor then also tests events on each output's exact-value
@@ -152,6 +159,15 @@ class HasSearchSizes(Protocol):
 @runtime_checkable
 class HasBatches(Protocol):
     batches: tuple
+
+
+@runtime_checkable
+class HasInner(Protocol):
+    """A wrapper's inner learner and how an inner pair becomes a pair of the wrapper's inputs."""
+
+    inner: Any
+
+    def lift(self, pair: tuple[Dataset, Dataset]) -> tuple[Dataset, Dataset]: ...
 
 
 @runtime_checkable
@@ -277,6 +293,24 @@ def declared_batches(obj: Any) -> tuple[int, int] | None:
     return (int(k), int(m))
 
 
+def declared_inner(obj: Any) -> tuple[Any, Callable] | None:
+    """``(inner, lift)`` of a wrapper (`HasInner`; None when it declares no ``lift``).
+
+    The declaration is ``lift``: an attribute named ``inner`` alone is a common name and is not
+    read. A ``lift`` that is not callable, or beside an ``inner`` that is no learner (or is the
+    wrapper itself), is refused (`PrivauditError`), as for ``batches``."""
+    lift = _opt(obj, "lift")
+    if lift is None:
+        return None
+    inner = _opt(obj, "inner")
+    if not callable(lift) or inner is None or not is_learner(inner) or inner is obj:
+        raise PrivauditError(f"{name_of(obj)} declares lift(pair); it needs a callable `lift` and "
+                             f"a learner `inner` (with predict and claim, not the wrapper "
+                             f"itself), got inner={type(inner).__name__}, "
+                             f"lift={type(lift).__name__}")
+    return inner, lift
+
+
 def exact_values_of(obj: Any) -> bool:
     """Whether the black box declares its float outputs are released as exact doubles."""
     return bool(_opt(obj, "exact_values"))
@@ -309,4 +343,5 @@ __all__ = ["Learner", "Mechanism", "HasCertified", "HasParams", "HasPairs", "Has
            "search_sizes", "exact_values_of",
            "is_reproducible", "HasExactValues", "HasReproducible", "is_hypothesis_class",
            "declared_input_distance", "HasInputDistance", "declared_input_length",
-           "HasInputLength", "declared_domain", "HasBatches", "declared_batches"]
+           "HasInputLength", "declared_domain", "HasBatches", "declared_batches",
+           "HasInner", "declared_inner"]

@@ -127,6 +127,14 @@ class SecrecyLearner:
         return (Dataset(np.vstack([a.X, pad_x]), np.concatenate([a.y, pad_y])),
                 Dataset(np.vstack([b.X, pad_x]), np.concatenate([b.y, pad_y])))
 
+    def lift(self, pair: tuple[Dataset, Dataset]) -> tuple[Dataset, Dataset]:
+        """`design_pair` as the search's `lift` (`audit.interfaces.HasInner`): with no pairs,
+        the search searches ``inner`` and places its short list here, first and padded, as the
+        hand-made designs place the inner designs. The correct wrapper's uniform subsample
+        reads every position alike; a wrapper whose bug reads other positions than its
+        ``lift`` fills would not be found this way (the generic families still run)."""
+        return self.design_pair(pair)
+
     def __repr__(self) -> str:
         return (f"<blm-c2 mode=secrecy variant={self.variant} frac={self.frac:.4g} m={self.m} "
                 f"{self.claim.describe()}>")
