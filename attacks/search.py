@@ -773,21 +773,26 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         inner, lift = wrapped
         inner_seed = int(np.random.SeedSequence(seed, spawn_key=(SEARCH, PROBE_KEY + 5))
                          .generate_state(1)[0])
-        sub = search(inner, queries=qfix, claim=claim, runner=runner, seed=inner_seed,
-                     confidence=confidence, explore_runs=explore_runs, confirm_runs=confirm_runs,
-                     tests=tests, journal=journal, progress=progress,
-                     search_runs=max(2 * MIN_RUNS, int(INNER_SHARE * search_runs)),
-                     candidates=candidates, shortlist=shortlist, hill_steps=hill_steps,
-                     exact_calls=exact_calls or _exact_calls(search_runs))
-        lifted, dropped = _lift(sub.pairs, lift, relation, name_of(learner))
-        budget.used += int(sub.info["search_runs"])
-        search_runs = max(2 * MIN_RUNS, search_runs - int(sub.info["search_runs"]))
-        pool = _dedupe(pool + [t.pinned(qfix) for t in lifted])
-        inner_info = {"learner": name_of(inner), "strategy": sub.info["strategy"],
-                      "search_runs": sub.info["search_runs"],
-                      "exact_evaluations": sub.info["exact_evaluations"],
-                      "shortlist": sub.info["shortlist"], "lifted": len(lifted),
-                      "not_lifted": dropped}
+        try:
+            sub = search(inner, queries=qfix, claim=claim, runner=runner, seed=inner_seed,
+                         confidence=confidence, explore_runs=explore_runs,
+                         confirm_runs=confirm_runs, tests=tests, journal=journal,
+                         progress=progress,
+                         search_runs=max(2 * MIN_RUNS, int(INNER_SHARE * search_runs)),
+                         candidates=candidates, shortlist=shortlist, hill_steps=hill_steps,
+                         exact_calls=exact_calls or _exact_calls(search_runs))
+        except PrivauditError as exc:   # e.g. the inner learner refused every candidate
+            inner_info = {"learner": name_of(inner), "failed": str(exc)[:300], "lifted": 0}
+        else:
+            lifted, dropped = _lift(sub.pairs, lift, relation, name_of(learner))
+            budget.used += int(sub.info["search_runs"])
+            search_runs = max(2 * MIN_RUNS, search_runs - int(sub.info["search_runs"]))
+            pool = _dedupe(pool + [t.pinned(qfix) for t in lifted])
+            inner_info = {"learner": name_of(inner), "strategy": sub.info["strategy"],
+                          "search_runs": sub.info["search_runs"],
+                          "exact_evaluations": sub.info["exact_evaluations"],
+                          "shortlist": sub.info["shortlist"], "lifted": len(lifted),
+                          "not_lifted": dropped}
     if strategy == "white-box":
         scored = wb(pool, "exact scoring")
         scored, steps_done = _hill_climb(scored, dom, relation, rng,
@@ -866,8 +871,8 @@ def _lift(pairs: list, lift, relation: str, name: str) -> tuple[list[Trial], lis
             a, b = lift((p.a, p.b))
             a, b = (d if isinstance(d, Dataset) else Dataset(*d) for d in (a, b))
             diff = check_neighbours(a, b, relation, where=f"{name}.lift")
-        except (PrivauditError, ValueError, TypeError) as exc:
-            dropped.append(str(exc)[:200])
+        except Exception as exc:   # the wrapper's own code: any failure drops this pair only
+            dropped.append(f"{type(exc).__name__}: {str(exc)[:200]}")
             continue
         if not diff:
             dropped.append(f"{name}.lift returned two equal datasets")

@@ -40,7 +40,7 @@ Optional capabilities
     The search then also builds datasets whose batches replicate the two sides of a pair.
 ``inner`` and ``lift`` (`HasInner`)
     A wrapper that runs another learner on part of its data (secrecy of the sample, a
-    subsample-and-aggregate step) declares that learner as ``inner`` and ``lift(S, S') -> (S,
+    subsample-and-aggregate step) declares that learner as ``inner`` and ``lift((S, S')) -> (S,
     S')``: a neighbouring pair of its own inputs that holds the inner pair where the wrapper
     hands records to ``inner`` (e.g. first, padded to the wrapper's minimum size). With no pairs,
     the search also searches ``inner`` and lifts its short list into its own candidates

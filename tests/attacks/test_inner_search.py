@@ -86,7 +86,8 @@ def test_lift_keeps_the_pair_and_drops_what_is_no_neighbour_pair():
         raise PrivauditError("too large for the wrapper")
 
     for f, why in ((scramble, "differ in"), (refuse, "too large"),
-                   (lambda p: (p[0], p[0]), "two equal datasets")):
+                   (lambda p: (p[0], p[0]), "two equal datasets"),
+                   (lambda p: [][1], "IndexError"), (lambda p: None, "TypeError")):
         got, dropped = _lift([repl], f, "replace-one", "w")
         assert got == [] and why in dropped[0]
 
@@ -126,3 +127,32 @@ def test_search_alone_flags_the_first_m_secrecy_bug():
     r = audit_learner(B, explore_runs=10_000, confirm_runs=100_000, seed=0, search_options={})
     assert r.violation and r.epsilon_lower > 0.5
     assert "inner(" in r.to_dict()["witness"]["found_by"]
+
+
+def test_an_inner_search_that_fails_leaves_the_wrappers_own_search():
+    """An inner learner that refuses every dataset (its search finds no size to search at):
+    the failure is reported, not raised."""
+    inner = algorithms.get("df-cor1")
+
+    class Refusing(_Inner):
+        name, claim = "refusing", inner.claim
+        domain = learner_domain(inner, None, None).points
+
+        def predict(self, data, queries, runs, rng):
+            raise PrivauditError("refusing never accepts a dataset")
+
+    class W:
+        name, claim = "w", inner.claim
+        domain = learner_domain(inner, None, None).points
+
+        def __init__(self):
+            self.inner, self.lift = Refusing(), _pad
+
+        def predict(self, data, queries, runs, rng):
+            return inner.predict(data, queries, runs, rng)
+
+    out = search(W(), claim=inner.claim, explore_runs=1000, confirm_runs=10_000, seed=0,
+                 search_runs=200_000)
+    info = out.info["inner_search"]
+    assert info["lifted"] == 0 and "never accepts a dataset" in info["failed"]
+    assert out.pairs
