@@ -2,9 +2,10 @@
 
 Before this, `blm-c2 --variant s1` (secrecy of the sample whose "subsample" is the first m
 records, the amplified claim 0.25 kept) was missed by the search: 0.000 at 10^4 / 10^5 runs,
-seed 0, against its designs' 0.78. The wrapper has no oracle and no batches, and a generic
-dataset of n >= 52,278 records neither puts the differing record among the first m = 2,324 nor
-gives the inner learner (EM relabelling + M) the batch layout its leak needs. Its designs are
+seed 0, against its designs' 0.78. The wrapper has no oracle and no batches; its best generic
+pair had the differing record first (among the first m = 2,324 records the bug reads), at
+n = 52,278, but a generic dataset does not give the inner learner (EM relabelling + M) the
+batch layout its leak needs. Its designs are
 the inner learner's designs placed first (`SecrecyLearner.design_pair`); the search now does the
 same with the inner learner's *search*.
 """
