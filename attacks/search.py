@@ -42,7 +42,8 @@ from ``guided``'s oracle; with no oracle, or one that refuses every batch pair, 
 
 A wrapper that declares the learner it runs on part of its data (``inner`` and ``lift``,
 `audit.interfaces.HasInner`) gets a search of that learner first (``INNER_SHARE`` of the runs,
-its own strategy, oracle and families; a seed drawn from spawn key ``(SEARCH, PROBE_KEY + 5)``);
+its own strategy, oracle and families, under the wrapper's claim -- its relation and delta,
+which the lifted pairs are audited under; a seed drawn from spawn key ``(SEARCH, PROBE_KEY + 5)``);
 its short list, lifted into the wrapper's inputs, joins the wrapper's own candidates, and is
 scored, validated and confirmed on the wrapper's runs like every other candidate.
 
