@@ -89,6 +89,7 @@ STRATEGIES = ("auto", "guided", "exhaustive", "random", "adaptive", "white-box")
 DEFAULT_CANDIDATES = 48
 DEFAULT_SHORTLIST = 3
 MIN_RUNS = 256           # per side and candidate: below this an estimate says little
+VALIDATION_FLOOR = 2 * MIN_RUNS * 8    # runs kept for validating 8 finalists at the floor
 PROBE_KEY = 1_000_000     # round index of the size probe (far above any search round)
 MAX_HISTORY = 300
 MAX_SIZE = 1 << 14        # hill-climbing never grows a dataset beyond this
@@ -606,7 +607,11 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         it spent are ``info["batch_screen_runs"]``).
     search_runs : int, optional
         Total black-box runs the search may spend (both sides, all candidates and rounds);
-        default `default_search_runs(explore_runs)`. Ignored by white-box.
+        default `default_search_runs(explore_runs)`. Ignored by white-box. Every candidate
+        scored gets at least `MIN_RUNS` per side, so at small budgets the black-box phases
+        score fewer candidates (a stratified draw) rather than overspend; ``exhaustive``, which
+        scores every design, refuses a budget too small for that. A wrapper's inner search and
+        a search of only a handful of runs may still spend the floor for one candidate.
     candidates : int, optional
         Candidate triples proposed at the start (default 48; exhaustive: all designs).
     shortlist : int
@@ -815,6 +820,15 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
                                      splits=(_dedupe([t.pinned(qfix) for t in splits]), n_split,
                                              split_rng))
     elif strategy in ("exhaustive", "random"):
+        fits = max(1, (budget.left - VALIDATION_FLOOR) // (2 * MIN_RUNS))
+        if len(pool) > fits and strategy == "exhaustive":
+            need = 2 * MIN_RUNS * len(pool) + VALIDATION_FLOOR
+            raise PrivauditError(
+                f"the exhaustive search scores all {len(pool):,} candidates at {MIN_RUNS} runs "
+                f"per side at least: it needs search_runs >= {need:,} (got {budget.left:,}); "
+                "raise --search-runs or use --strategy guided or adaptive")
+        if len(pool) > fits:     # random: fewer draws, each at the floor of runs
+            pool = stratified(pool, fits, rng)
         runs = max(MIN_RUNS, int(0.75 * search_runs) // (2 * len(pool)))
         scored = bb(pool, runs, strategy)
         scored = _validate(latest, bb, budget, shortlist)
@@ -843,7 +857,8 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         "domain": dom.source,
         "domain_points": dom.N,
         "sizes": size_list,
-        "candidates_proposed": len(pool),
+        # guided draws the pile splits from a pool of their own (`_guided`)
+        "candidates_proposed": len(pool) + (len(splits) if strategy == "guided" else 0),
         "search_runs": int(budget.used),
         "search_budget": int(budget.total),
         "rounds": round_index,
@@ -897,7 +912,9 @@ def _adaptive(pool: list[Trial], bb, budget: _Budget, latest: dict, rng: np.rand
               ) -> tuple[list[Scored], int]:
     """Black-box: successive halving (45 % of the runs), hill-climbing (30 %), validation (rest;
     ``validate=False`` leaves it to the caller)."""
-    scored = _successive_halving(pool, bb, budget, int(0.45 * search_runs), keep=max(shortlist, 4))
+    # the cap keeps room for the validation of a few finalists at the floor of runs
+    scored = _successive_halving(pool, bb, budget, int(0.45 * search_runs), keep=max(shortlist, 4),
+                                 rng=rng, cap=budget.left - VALIDATION_FLOOR)
     beam, mutants = 2, 5
     per = max(MIN_RUNS, int(0.3 * search_runs) // (2 * (beam + beam * mutants) * 8))
     reserve = int(0.25 * search_runs)
@@ -1504,9 +1521,30 @@ def _validate(latest: dict, bb, budget: _Budget, shortlist: int) -> list[Scored]
     return bb([s.trial for s in top], budget.left // (2 * len(top)), "validation")
 
 
-def _successive_halving(pool: list[Trial], bb, budget: _Budget, total: int, keep: int) -> list[Scored]:
-    """Halve the field each round; every round gets an equal share of `total` runs."""
-    rounds = max(1, math.ceil(math.log2(max(len(pool), 1) / keep))) if len(pool) > keep else 1
+def _halving_plan(c: int, total: int, keep: int) -> tuple[int, int]:
+    """(rounds, runs over both sides and every round) of successive halving of `c` candidates
+    with `total` runs, each candidate at least `MIN_RUNS` per side and round."""
+    rounds = max(1, math.ceil(math.log2(max(c, 1) / keep))) if c > keep else 1
+    spent, alive = 0, c
+    for r in range(rounds):
+        spent += 2 * alive * max(MIN_RUNS, (total // rounds) // (2 * alive))
+        alive = max(keep, math.ceil(alive / 2))
+    return rounds, spent
+
+
+def _successive_halving(pool: list[Trial], bb, budget: _Budget, total: int, keep: int,
+                        rng: np.random.Generator, cap: int | None = None) -> list[Scored]:
+    """Halve the field each round; every round gets an equal share of `total` runs.
+
+    At a budget too small for `MIN_RUNS` per side for every candidate in every round, the
+    field is first cut (a stratified draw from `rng`) to the most candidates whose rounds fit
+    in `cap` runs, so the search does not spend more than it was given."""
+    if cap is not None and len(pool) > 1 and _halving_plan(len(pool), total, keep)[1] > cap:
+        c = len(pool)
+        while c > 1 and _halving_plan(c, total, keep)[1] > cap:
+            c -= 1
+        pool = stratified(pool, c, rng)
+    rounds = _halving_plan(len(pool), total, keep)[0]
     alive = list(pool)
     scored: list[Scored] = []
     for r in range(rounds):

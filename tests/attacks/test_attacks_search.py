@@ -291,3 +291,40 @@ def test_sizes_start_at_the_smallest_accepted_size_without_an_oracle():
     # lwy-p1 (r = 13 portions, its oracle refuses: random partitions): one record per portion
     L = algorithms.get("lwy-p1")
     assert discover_sizes(L, learner_domain(L, None, None), "replace-one", 0)[0] == L.r
+
+
+@pytest.mark.parametrize("name, strategy, budget", [
+    ("df-cor1", "guided", 20_000),     # 7,600 candidates: spent 50,176 before the cut
+    ("lwy-n1", "guided", 30_000),
+    ("df-em", "adaptive", 10_000),     # 52 candidates at 256 runs per side: 50,176 before
+    ("df-em", "random", 8_000),
+])
+def test_a_small_search_budget_is_respected(name, strategy, budget):
+    """Below ~5x10^4 runs the floor of MIN_RUNS per side and candidate made successive halving
+    (and the random strategy) spend more than the budget; now the field is cut to what fits."""
+    learner = algorithms.get(name)
+    out = search(learner, claim=learner.claim, seed=0, explore_runs=2_000, confirm_runs=20_000,
+                 strategy=strategy, search_runs=budget)
+    assert out.info["search_runs"] <= budget, out.info["search_runs"]
+    assert out.info["search_budget"] == budget and out.pairs
+    rounds = [h for h in out.info["history"] if h["phase"].startswith(("halving", strategy))]
+    assert rounds, "no black-box scoring phase ran"
+
+
+def test_exhaustive_refuses_a_budget_it_cannot_keep():
+    learner = algorithms.get("df-em")
+    with pytest.raises(PrivauditError, match=r"exhaustive search scores all .* needs search_runs >= "):
+        search(learner, claim=learner.claim, seed=0, explore_runs=2_000, confirm_runs=20_000,
+               strategy="exhaustive", search_runs=20_000)
+
+
+def test_guided_counts_the_pile_splits_among_the_candidates():
+    """Guided scores the pile splits from a pool of their own; they are candidates proposed all
+    the same, as in the white-box strategy's single pool (the same families, the same draws)."""
+    learner = algorithms.get("lwy-n1")
+    kw = dict(claim=learner.claim, seed=0, explore_runs=2_000, confirm_runs=20_000,
+              search_runs=20_000, hill_steps=1)
+    guided = search(learner, strategy="guided", **kw).info
+    white = search(learner, strategy="white-box", **kw).info
+    assert any(h["phase"] == "exact pile splits" for h in guided["history"])
+    assert guided["candidates_proposed"] == white["candidates_proposed"]
