@@ -123,7 +123,8 @@ class SearchOutcome:
 class Scored:
     trial: Trial
     value: float           # expected confirmed bound (epsilon or delta, per the claim)
-    tiebreak: float        # plug-in statistic, orders candidates the bound cannot separate
+    tiebreak: float        # orders candidates the value cannot separate (black box: the
+                           # conservative statistic uncut at 0; exact: the true epsilon/delta)
     detail: dict
 
     @property
@@ -264,16 +265,27 @@ def discover_sizes(learner: Any, domain: Domain, relation: str, seed: int,
 RANK_ALPHA = 0.05        # one-sided level of the exploration-size bounds used to rank candidates
 
 
-def _rank_value(kp, np_, kq, nq, claim: Claim, obj: str) -> np.ndarray:
+def _rank_value(kp, np_, kq, nq, claim: Claim, obj: str) -> tuple[np.ndarray, np.ndarray]:
     """A conservative estimate from exploration counts: the epsilon (delta) lower bound the
     counts themselves support at level `RANK_ALPHA` per side. Small samples rank low, so many
-    noisy candidates cannot push a well-measured good one out (the winner's curse)."""
+    noisy candidates cannot push a well-measured good one out (the winner's curse).
+
+    Returns the bound (0 where the counts show nothing) and the same statistic before it is
+    cut at 0 -- ``ln((p_lo - delta) / q_hi)``, ``p_lo - e^epsilon q_hi`` -- which orders the
+    candidates the bound leaves at 0 by how near their counts come to evidence (at the first
+    halving round's few runs most small leaks are there), instead of by plug-in ratios, whose
+    largest are the rarest events' (the curse again)."""
     p_lo = stats.cp_lower(kp, np_, RANK_ALPHA)
     q_hi = stats.cp_upper(kq, nq, RANK_ALPHA)
     if obj == "delta":
-        return stats.delta_lower(p_lo, q_hi, claim.epsilon)
-    e = stats.epsilon_lower(p_lo, q_hi, claim.delta)
-    return np.where(np.isfinite(e), e, 50.0)
+        margin = p_lo - math.exp(claim.epsilon) * q_hi
+        return np.maximum(margin, 0.0), margin
+    num = p_lo - claim.delta
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        raw = np.log(np.maximum(num, 1e-300) / q_hi)
+    margin = np.where(num > 0, np.where(q_hi > 0, raw, 50.0), -50.0)
+    margin = np.clip(np.nan_to_num(margin, nan=-50.0), -50.0, 50.0)
+    return np.maximum(margin, 0.0), margin
 
 
 def score_blackbox(learner: Any, trials: list[Trial], runs: int, round_index: int, *,
@@ -284,8 +296,11 @@ def score_blackbox(learner: Any, trials: list[Trial], runs: int, round_index: in
 
     Single-query events are pooled over every round a trial was scored in (`tally`, keyed by
     the trial); joint events (model scope) are taken from this round. A trial's value is its
-    best event's conservative estimate (`_rank_value`); ties are broken by the bound a
-    confirmation of ``confirm_runs`` is expected to certify at the estimated rates.
+    best event's conservative estimate (`_rank_value`); its tiebreak, the same statistic
+    before it is cut at 0, so candidates whose counts show nothing yet are ordered by how
+    near they come, not by plug-in ratios. Among a trial's events the same order chooses,
+    then the bound a confirmation of ``confirm_runs`` is expected to certify at the
+    estimated rates (reported as ``expected_confirmed_*``).
     """
     if round_index >= PROBE_KEY:
         raise PrivauditError("too many search rounds")
@@ -317,18 +332,18 @@ def score_blackbox(learner: Any, trials: list[Trial], runs: int, round_index: in
                 rows.append((c.event.describe(), c.direction, c.k_p, c.n_p, c.k_q, c.n_q, None))
         rows += [(v[4], k[2], v[0], v[1], v[2], v[3], v[5]) for k, v in pooled.items()]
         kp, np_, kq, nq = (np.array([r[j] for r in rows], dtype=np.float64) for j in range(2, 6))
-        value = _rank_value(kp, np_, kq, nq, claim, obj)
+        value, margin = _rank_value(kp, np_, kq, nq, claim, obj)
         e, d = stats.expected_bounds(kp / np_, (kq + 0.5) / (nq + 1.0), confirm_runs, alpha,
                                      claim.epsilon, claim.delta)
         planned = np.where(np.isfinite(e), e, 0.0) if obj == "epsilon" else d
-        j = int(np.lexsort((planned, value))[-1])
+        j = int(np.lexsort((planned, margin))[-1])
         r = rows[j]
         detail = {"p_hat": round(r[2] / r[3], 6), "q_hat": round(r[4] / r[5], 6),
                   "event": r[0], "direction": r[1], "runs": int(r[3]),
                   f"expected_confirmed_{obj}": round(float(planned[j]), 6)}
         if r[6] is not None:
             detail["query"] = r[6]
-        out.append(Scored(t, float(value[j]), float(planned[j]), detail))
+        out.append(Scored(t, float(value[j]), float(margin[j]), detail))
     return out
 
 

@@ -328,3 +328,23 @@ def test_guided_counts_the_pile_splits_among_the_candidates():
     white = search(learner, strategy="white-box", **kw).info
     assert any(h["phase"] == "exact pile splits" for h in guided["history"])
     assert guided["candidates_proposed"] == white["candidates_proposed"]
+
+
+def test_black_box_ranking_orders_zero_bounds_by_the_uncut_bound_not_plug_in():
+    """At 256 runs per side two events both have a conservative bound of 0: a rare one with the
+    larger plug-in ratio (28/256 vs 16/256: ln 1.75 = 0.56) and a common one (135/256 vs
+    115/256: ln 1.17 = 0.16). The uncut bound ranks the common one first (its interval is
+    narrow); the plug-in ratio, which decided such ties before, ranks the rare one first."""
+    from attacks.search import _rank_value
+    claim = Claim(1.0)
+    kp, kq, n = np.array([28.0, 135.0]), np.array([16.0, 115.0]), np.full(2, 256.0)
+    value, margin = _rank_value(kp, n, kq, n, claim, "epsilon")
+    assert np.all(value == 0.0)
+    assert margin[1] > margin[0]
+    assert np.log(kp / kq)[0] > np.log(kp / kq)[1]        # what the plug-in would have said
+    # where the bound is positive the two agree
+    v, m = _rank_value(np.array([2000.0]), np.array([4000.0]), np.array([1000.0]), np.array([4000.0]),
+                       claim, "epsilon")
+    assert v[0] > 0 and v[0] == m[0]
+    vd, md = _rank_value(kp, n, kq, n, Claim(0.1, 0.01), "delta")
+    assert np.all(vd == np.maximum(md, 0.0))
