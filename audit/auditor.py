@@ -5,9 +5,9 @@
 2. *Explore* (`explore_runs` per input): counts per output code / histogram bin, from which the
    candidate events of every pair, query and direction are scored by the bound a confirmation is
    expected to certify.
-   *Replicate* (audits whose chosen events are thresholds, unless a sequential exploration
-   stopped early on a choice it validated on fresh runs; `audit.replicate`):
-   the chosen threshold events and the next best of the same pair are counted again on
+   *Replicate* (audits whose chosen events are thresholds or learners' labels, unless a
+   sequential exploration stopped early on a choice it validated on fresh runs;
+   `audit.replicate`): the chosen events and the next best of the same pair are counted again on
    ``explore_runs`` fresh runs per input, and a chosen event whose leak does not show again is
    replaced by the best of them.
 3. *Confirm* (`confirm_runs` per input, fresh seeds): only the selected candidates are counted
@@ -336,9 +336,9 @@ def replicate_choice(blackbox: Any, pairs: Sequence[Pair], cands: Sequence[Candi
                      chosen: Sequence[Candidate], *, claim: Claim, explore_runs: int,
                      confirm_runs: int, confidence: float, tests: int, seed: int, runner: Runner,
                      journal: Any = None, progress: Any = None) -> tuple[list[Candidate], dict | None]:
-    """Count the chosen threshold events and the next best on fresh runs and replace a chosen one
-    whose leak does not show again (`audit.replicate`). Returns the choice to confirm and a
-    record of the replication (None when nothing chosen is a threshold event)."""
+    """Count the chosen threshold or label events and the next best on fresh runs and replace
+    a chosen one whose leak does not show again (`audit.replicate`). Returns the choice to
+    confirm and a record of the replication (None when nothing chosen is replicable)."""
     short = replicate.shortlist(cands, chosen)
     if not short:
         return list(chosen), None
@@ -420,8 +420,9 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
                         runner=runner, journal=journal, progress=progress)
     chosen = choose(cands, tests, explored)
     replication = None
-    # a threshold chosen by a chance excess in a tail shows no leak again; a sequential audit
-    # whose exploration stopped early has validated its choice on fresh runs already
+    # an event chosen for a chance excess (a threshold in a tail, a rare label) shows no leak
+    # again; a sequential audit whose exploration stopped early has validated its choice on
+    # fresh runs already
     if not sequential or explored.get("stopped") == "budget":
         chosen, replication = replicate_choice(
             blackbox, pairs, cands, chosen, claim=claim, explore_runs=explore_runs,

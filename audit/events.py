@@ -107,7 +107,7 @@ def prefix_events(codes: list, ka: np.ndarray, kb: np.ndarray, na: int, nb: int,
                   pair_index: int, n_confirm: int, alpha: float, claim: Claim,
                   columns: tuple[int, ...] | None, encoding: str,
                   query_indices: tuple | None = None,
-                  conservative: bool = True) -> list[Candidate]:
+                  conservative: bool = True, extra: dict | None = None) -> list[Candidate]:
     """Best Neyman–Pearson prefix event for each direction from exploration code counts.
 
     `conservative` (mechanisms' outputs): codes ranked by `conservative_order` and the cut planned
@@ -130,7 +130,7 @@ def prefix_events(codes: list, ka: np.ndarray, kb: np.ndarray, na: int, nb: int,
         chosen = tuple(codes[j] for j in order[: i + 1])
         out.append(Candidate(pair_index, direction, CodeSet(chosen, columns, encoding),
                              int(cp[i]), np_, int(cq[i]), nq, eps, delta, objective(claim),
-                             query_indices))
+                             query_indices, dict(extra or {})))
     return out
 
 
@@ -192,12 +192,14 @@ def label_candidates(ca: CodeCounts, cb: CodeCounts, width: int, *, pair_index: 
                 p_hat, q_hat = _planning_rates([kp], [kq], np_, nq)
                 _, eps, delta = _best(p_hat, q_hat, n_confirm, alpha, claim)
                 out.append(Candidate(pair_index, direction, CodeSet((label,), (j,), "value"),
-                                     kp, np_, kq, nq, eps, delta, objective(claim), (j,)))
+                                     kp, np_, kq, nq, eps, delta, objective(claim), (j,),
+                                     {"family": "labels"}))
     if claim.scope == "model" and width > 1 and len(codes) > 2:
         out += prefix_events([int(c) for c in codes], ka, kb, ca.runs, cb.runs,
                              pair_index=pair_index, n_confirm=n_confirm, alpha=alpha, claim=claim,
                              columns=tuple(range(width)), encoding="bits",
-                             query_indices=tuple(range(width)), conservative=False)
+                             query_indices=tuple(range(width)), conservative=False,
+                             extra={"family": "labels"})
     return out
 
 

@@ -18,6 +18,7 @@ from attacks.domain import Domain, learner_domain
 from attacks.families import adversarial_family
 from audit import Claim, Dataset, PrivauditError, audit_learner
 from audit.auditor import CONFIRM, EXPLORE, SEARCH
+from audit.replicate import REPLICATE
 from audit.neighbours import check_neighbours
 from audit.runners.local import LocalRunner
 
@@ -115,11 +116,12 @@ def test_search_samples_never_share_seeds_with_explore_or_confirm():
     r = audit_learner(learner, explore_runs=4_000, confirm_runs=40_000, seed=0, runner=runner,
                       search_options={"search_runs": 40_000, "candidates": 12})
     search_keys = [k for k in runner.keys if k[0] == SEARCH]
-    core_keys = [k for k in runner.keys if k[0] in (EXPLORE, CONFIRM)]
+    core_keys = [k for k in runner.keys if k[0] in (EXPLORE, CONFIRM, REPLICATE)]
     assert search_keys and core_keys
     assert len(set(search_keys)) == len(search_keys)          # every search round is fresh
     assert not set(search_keys) & set(core_keys)
-    assert {k[0] for k in runner.keys} == {SEARCH, EXPLORE, CONFIRM}
+    # the chosen label event is replicated on runs of their own (audit.replicate)
+    assert {k[0] for k in runner.keys} == {SEARCH, EXPLORE, REPLICATE, CONFIRM}
     # df-em has an exact oracle: the default strategy (auto) is guided by it
     assert r.search["strategy"] == "guided" and r.witness.found_by.startswith("search")
     assert r.search["exact_evaluations"] > 0 and r.search["search_runs"] > 0
