@@ -1,4 +1,4 @@
-"""Replicating a chosen threshold (or label) event on fresh runs before it is confirmed (DESIGN.md section 4).
+"""Replicating a chosen threshold or label event on fresh runs before confirming it (DESIGN.md §4).
 
 A threshold event is the best of a few hundred thresholds of a statistic, each planned on its
 exploration counts with one-sided Clopper–Pearson-safe rates at 5 % (`audit.events`). Against
@@ -33,8 +33,9 @@ which a real rare label needs (``df-real``'s designs, seed 0 at 2x10^4 / 2x10^5:
 133 against 47 times confirms 0.886, a Clopper-Pearson-safe plan picks a common one, 0.799); on
 a searched pair a label can be rare by chance (``lwy-n3``'s search at seed 1, in a variant of
 the search not kept whose exact scoring was drawn over dataset sizes: 29 against 12, then 19
-against 18 on fresh runs; it confirmed 0.056 where a common label replicates and confirms 0.503). Other discrete code sets are not replicated: they are ranked by a conservative
-ratio, and vectors of codes on a learning sample already (`audit.crossfit`).
+against 18 on fresh runs; it confirmed 0.056 where a common label replicates and confirms
+0.503). Other discrete code sets are not replicated: they are ranked by a conservative ratio,
+and vectors of codes on a learning sample already (`audit.crossfit`).
 
 A sequential audit replicates when its staged exploration ran to
 its budget; one that stopped early has counted its choice again on fresh runs already
