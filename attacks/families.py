@@ -13,7 +13,10 @@ background location). ``B`` is the background, shared by S and S'; ``q`` the anc
 * ``move-to-query`` (D4): ``S = B + (x_far, y)``, ``S' = B + (q, y)``;
 * ``pile-split`` (replace-one; spec 5.6's split-class design generalised): the whole background
   at q with a margin of the ladder (`margins`), ``S = B + (x_next, y)``, ``S' = B + (q, y)`` with
-  ``y`` the leading label and ``x_next`` beside q (`pile_split`).
+  ``y`` the leading label and ``x_next`` beside q (`pile_split`);
+* ``sorted-shift`` (replace-one; D4 against data-dependent partitions): q at one end of the
+  domain order, B alternating labels on the next locations, ``S = B + (x_far, y)``,
+  ``S' = B + (q, y)`` (`sorted_shift`).
 
 Under add-remove the record is present in S only; under the label relation only label flips
 are generated, and also at every vote margin of a doubling ladder (`margin_ladder`). Random
@@ -36,7 +39,7 @@ from .domain import Domain
 from .queries import MAX_QUERIES, gap_point, query_locations
 from .trial import Trial
 
-DESIGNS = ("flip-at-query", "gap-inclusion", "move-to-query", "pile-split")
+DESIGNS = ("flip-at-query", "gap-inclusion", "move-to-query", "pile-split", "sorted-shift")
 EXTRAS = ("none", "zeros", "ones", "tie", "all-zeros", "all-ones", "all-tie")
 
 
@@ -285,6 +288,63 @@ def pile_family(domain: Domain, relation: str, sizes: list[int], *, n_anchors: i
             for t in pile_split(domain, n, int(q), zero, queries=queries)]
 
 
+def shift_sizes(domain: Domain, min_size: int) -> list[int]:
+    """Sizes of the `sorted_shift` designs: ``2^j`` and ``3 * 2^j`` from `min_size` (at least 4)
+    up to the largest the domain holds (N - 1). An alternating background flips every block's
+    vote only when every block boundary falls on an even position -- block sizes a multiple of
+    2 -- and the learner's number of blocks is unknown: these sizes are multiples of 2k for
+    every k of the form 2^a 3^b below them."""
+    lo, hi = max(4, int(min_size)), domain.N - 1
+    out = {b * 2 ** j for b in (2, 3) for j in range(1, 13)}
+    return sorted(v for v in out if lo <= v <= hi)
+
+
+def sorted_shift(domain: Domain, n: int, end: int, phase: int,
+                 queries: np.ndarray | None = None) -> Trial | None:
+    """D4 against a partition of the *sorted* data: one move shifts every block by one record.
+
+    The anchor q is one end of the domain order (`end` 0: the first location, 1: the last);
+    the background is ``n - 1`` records on the next ``n - 1`` locations inward, one each, their
+    labels alternating from `phase`; the record ``(x_far, 1 - phase)`` sits at the other end of
+    the domain in S and at q in S'. Sorted by x, S' is S shifted by one place: each record of
+    S' at a fixed sorted position carries the other label than in S, so every contiguous block
+    of the sorted data (subsample-and-aggregate with a data-dependent split:
+    `algorithms.dagan_feldman.real` BV-REAL-2) starts with the other label and trains on
+    a differently-ordered sample; a threshold ERM with a one-sided tie-break then changes its
+    vote at q in every block at once, while a data-independent partition sees one changed
+    record. The design does not depend on the number of blocks when their sizes are even (see
+    `shift_sizes`), and both ends cover both tie-break directions. Returns None when the domain
+    has fewer than ``n + 1`` locations. Dagan & Feldman (2020), Sec. 5.4, D4 (move to query),
+    with the background of `algorithms.dagan_feldman.real.pair_sorted_shift` made
+    block-size-free.
+    """
+    if n < 2 or n + 1 > domain.N:
+        return None
+    order = np.argsort(domain.key(), kind="stable")
+    if end:
+        order = order[::-1]
+    q, far = int(order[0]), int(order[-1])
+    L = order[1:n].astype(int)
+    Y = ((np.arange(n - 1) + phase) % 2).astype(np.int8)
+    if end:    # the records in ascending order of location, as `background` lays them out
+        L, Y = L[::-1], Y[::-1]
+    y = 1 - int(phase)
+    p = {"n": n, "m": 1, "layout": "sorted", "anchor": domain.points[q].round(6).tolist(),
+         "labeling": "alternating", "variant": f"end {end}, phase {phase}", "record_label": y}
+    return _trial(domain, L, Y, (far, y), (q, y), "sorted-shift", p, queries)
+
+
+def shift_family(domain: Domain, relation: str, min_size: int, *,
+                 queries: np.ndarray | None = None) -> list[Trial]:
+    """Every `sorted_shift` over `shift_sizes` x both ends x both phases (replace-one; empty for
+    the other relations). Kept apart from `adversarial_family`, as `pile_family` is: the
+    search gives them a stream and an allowance of their own."""
+    if relation != "replace-one":
+        return []
+    return [t for n in shift_sizes(domain, min_size) for end in (0, 1) for phase in (0, 1)
+            if (t := sorted_shift(domain, n, end, phase, queries)) is not None]
+
+
 def anchors(domain: Domain, count: int) -> np.ndarray:
     """Anchor locations: `count` spread over the interior, then the two ends of the domain
     order (for threshold-like classes the ends are where one label is rarest)."""
@@ -428,4 +488,5 @@ def data_family(data: Dataset, domain: Domain, relation: str, rng: np.random.Gen
 
 
 __all__ = ["DESIGNS", "background", "design_trials", "adversarial_family", "record_first", "random_family",
-           "data_family", "anchors", "pile_split", "pile_family"]
+           "data_family", "anchors", "pile_split", "pile_family", "shift_family",
+           "shift_sizes", "sorted_shift"]

@@ -35,6 +35,9 @@ Pile splits (`attacks.families.pile_family`, replace-one) come from a stream of 
 and adaptive add ``max(2, candidates // 12)`` of them to the black-box candidates (guided also
 scores ``max(that, calls // 12)`` on an oracle allowance of their own); exhaustive and white-box
 take all of them. The other families' draws are therefore what they would be without them.
+Sorted shifts (`attacks.families.shift_family`, replace-one, at most 4 per size) likewise come
+from a stream of their own: adaptive adds ``max(2, candidates // 12)`` of them, guided scores
+every one on an oracle allowance of their own, exhaustive and white-box take all of them.
 
 A learner that declares positional batches ``(k, m)`` (`attacks.batches`) gets the batch family
 from ``guided``'s oracle; with no oracle, or one that refuses every batch pair, ``adaptive`` and
@@ -81,7 +84,7 @@ from audit.types import Claim, Dataset, as_queries
 from .batches import TAILS, batch_trial, count_grid, tail_trial
 from .domain import Domain, learner_domain
 from .families import (adversarial_family, anchors, data_family, design_trials, pile_family,
-                       random_family)
+                       random_family, shift_family)
 from .sizesteps import find_steps, step_candidates
 from .trial import Trial
 
@@ -676,7 +679,9 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
     # pile splits (`attacks.families.pile_family`) are drawn from a stream of their own, so the
     # rest of the pool and its draws are what they were without them
     split_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(SEARCH, PROBE_KEY + 4)))
+    shift_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(SEARCH, PROBE_KEY + 6)))
     splits: list[Trial] = []
+    shifts: list[Trial] = []
     n_split = max(2, candidates // 12)
     if data is not None:
         size_list = [data.n]
@@ -689,6 +694,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         adv = adversarial_family(dom, relation, size_list, rng, n_anchors=n_anchors, queries=qfix,
                                  positions=("last",) if strategy == "exhaustive" else ("last", "first"))
         splits = pile_family(dom, relation, size_list, n_anchors=n_anchors, queries=qfix)
+        shifts = shift_family(dom, relation, min(size_list), queries=qfix)
         if strategy == "random":
             rnd = random_family(dom, relation, size_list, rng, candidates, queries=qfix)
             picks = rng.choice(len(adv), size=min(len(adv), candidates // 2), replace=False)
@@ -698,12 +704,12 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
             pool = stratified([t for t in adv if t.params.get("position") != "first"],
                               candidates - n_rand, rng) + random_family(
                 dom, relation, size_list, rng, n_rand, queries=qfix)
-            pool += stratified(splits, n_split, split_rng)
+            pool += stratified(splits, n_split, split_rng) + stratified(shifts, n_split, shift_rng)
         else:  # exhaustive / white-box / guided: the whole adversarial family plus random draws
             pool = adv + (random_family(dom, relation, size_list, rng, max(1, candidates // 4),
                                         queries=qfix) if strategy != "exhaustive" else [])
             if strategy != "guided":     # guided draws its own share of them (`_guided`)
-                pool += splits
+                pool += splits + shifts
     pool = _dedupe([t.pinned(qfix) for t in pool])
     if not pool:   # e.g. --data whose points lie outside the learner's domain
         where = "neighbours of the given data" if data is not None else "candidate datasets"
@@ -833,7 +839,8 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
                                      calls=exact_calls or _exact_calls(search_runs),
                                      outputs=outputs if own else None, queries=qfix,
                                      splits=(_dedupe([t.pinned(qfix) for t in splits]), n_split,
-                                             split_rng))
+                                             split_rng),
+                                     shifts=_dedupe([t.pinned(qfix) for t in shifts]))
     elif strategy in ("exhaustive", "random"):
         fits = max(1, (budget.left - VALIDATION_FLOOR) // (2 * MIN_RUNS))
         if len(pool) > fits and strategy == "exhaustive":
@@ -858,8 +865,11 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
                                        hill_steps=hill_steps)
 
     chosen = distinct(scored, shortlist)
-    pairs = [Pair(s.trial.a, s.trial.b, _kept_queries(s, claim, qfix),
-                  label=s.trial.design, found_by=s.trial.found_by(strategy)) for s in chosen]
+    oracle = exact_oracle(learner)
+    kept = [_kept_queries(s, claim, qfix) for s in chosen]
+    used_q = [_faithful_queries(s, k, oracle) for s, k in zip(chosen, kept)]
+    pairs = [Pair(s.trial.a, s.trial.b, q, label=s.trial.design,
+                  found_by=s.trial.found_by(strategy)) for s, q in zip(chosen, used_q)]
     exact_evaluations = sum(1 for h in history if h["phase"].startswith("exact"))
     if len(history) > MAX_HISTORY:   # keep the first proposals and the best ones
         best = sorted(history, key=lambda h: h.get(f"estimated_{obj}") or -1, reverse=True)
@@ -873,7 +883,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         "domain_points": dom.N,
         "sizes": size_list,
         # guided draws the pile splits from a pool of their own (`_guided`)
-        "candidates_proposed": len(pool) + (len(splits) if strategy == "guided" else 0),
+        "candidates_proposed": len(pool) + (len(splits) + len(shifts) if strategy == "guided" else 0),
         "search_runs": int(budget.used),
         "search_budget": int(budget.total),
         "rounds": round_index,
@@ -884,6 +894,9 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         # a wrapper's inner learner: its own search, whose short list was lifted (`HasInner`)
         "inner_search": inner_info,
         "refused_by_learner": refused,
+        # pairs handed over with every query because the oracle showed that dropping some
+        # changes the law at the others (`_faithful_queries`)
+        "queries_kept_whole": sum(len(q) > len(k) for q, k in zip(used_q, kept)),
         "shortlist": [dict(s.trial.describe(), **{f"estimated_{obj}": s.value}, **s.detail)
                       for s in chosen],
         "history": history,
@@ -1005,8 +1018,8 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
             batches: tuple[int, int] | None = None, sizes: list[int] = (),
             min_size: int, hill_steps: int | None, calls: int,
             candidates: int, outputs=None, queries: np.ndarray | None = None,
-            splits: tuple[list[Trial], int, np.random.Generator] = ((), 0, None)
-            ) -> tuple[list[Scored], int]:
+            splits: tuple[list[Trial], int, np.random.Generator] = ((), 0, None),
+            shifts: list[Trial] = ()) -> tuple[list[Scored], int]:
     """The exact oracle steers, black-box runs decide (the ``guided`` strategy).
 
     Exact part (no runs): for a learner that declares positional batches ``(k, m)``, first
@@ -1057,6 +1070,10 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
         drawn = stratified(list(split_pool), max(n_split, calls // 12), split_rng)
         calls += len(drawn)
         ok += [s for s in exact(drawn, "exact pile splits") if math.isfinite(s.value)]
+    if shifts:
+        # sorted shifts, every one of them, on an allowance of their own (they are few)
+        calls += len(shifts)
+        ok += [s for s in exact(list(shifts), "exact sorted shifts") if math.isfinite(s.value)]
     ok += stepped
     steps = 0
     if resize:
@@ -1524,6 +1541,33 @@ def _kept_queries(s: Scored, claim: Claim, fixed: np.ndarray | None) -> np.ndarr
         return q
     other = 1 if best == 0 else 0
     return q[[int(best), other]]
+
+
+def _faithful_queries(s: Scored, kept: np.ndarray, oracle) -> np.ndarray:
+    """`kept` (`_kept_queries`), or every query of the pair when the learner's exact oracle says
+    that dropping the others changes the law at the kept ones.
+
+    A correct learner's prediction at x does not depend on which other points are queried, but
+    a planted bug may: DF-STA's BV-API-2 seeds its one run from a hash of S and draws it over
+    the queries asked, so at a subset of them it is a different draw -- at seed 1 the search's
+    pairs had exact delta 1 at their six queries and 0 at the two kept, and the core confirmed
+    0. Two oracle evaluations per side, no runs; without an oracle (or when it refuses) the
+    reduction stands."""
+    full = as_queries(s.trial.queries, s.trial.a.d)
+    if oracle is None or len(kept) == len(full):
+        return kept
+    idx = [int(np.flatnonzero(np.all(full == k, axis=1))[0]) for k in kept]
+    try:
+        for d in (s.trial.a, s.trial.b):
+            pf = np.asarray(oracle(d, full), dtype=np.float64).reshape(-1)
+            pk = np.asarray(oracle(d, kept), dtype=np.float64).reshape(-1)
+            if pf.size != len(full) or pk.size != len(kept):
+                return kept
+            if not np.allclose(pf[idx], pk, rtol=1e-9, atol=1e-12):
+                return full
+    except (PrivauditError, ValueError, TypeError, IndexError):
+        return kept
+    return kept
 
 
 def _validate(latest: dict, bb, budget: _Budget, shortlist: int) -> list[Scored]:
