@@ -1138,7 +1138,11 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
     for s in val:
         e = exact_of.get(s.trial.key())
         if e is not None and e.value > s.value:
-            s = Scored(s.trial, e.value, e.tiebreak, {**s.detail, **e.detail, "scored_by": "exact"})
+            # the black box's best event is another event than the oracle's: its fields are
+            # kept under their own names, so no "event" or "query" describes the wrong one
+            s = Scored(s.trial, e.value, e.tiebreak,
+                       {**e.detail, "scored_by": "exact",
+                        **{f"black_box_{k}": v for k, v in s.detail.items()}})
         out.append(s)
     return out, steps + bb_steps
 

@@ -108,3 +108,20 @@ def test_guided_scores_every_shift_on_its_own_allowance_and_counts_them_as_candi
     shifts = [h for h in guided["history"] if h["phase"] == "exact sorted shifts"]
     assert len(shifts) == 16 and {h["design"] for h in shifts} == {"sorted-shift"}
     assert guided["candidates_proposed"] == white["candidates_proposed"]
+
+
+def test_a_pair_scored_by_the_oracle_names_the_oracle_event_and_keeps_the_black_box_apart():
+    # measured at seed 0: the third short-listed pair's black-box event is at query 4, the
+    # oracle's best at query 0; before, the entry read "query 0" beside "prediction at query 4"
+    from attacks.search import search
+    L = _bug()
+    info = search(L, claim=L.claim, seed=0, explore_runs=2_000, confirm_runs=20_000,
+                  search_runs=20_000, hill_steps=1, strategy="guided").info
+    exact = [s for s in info["shortlist"] if s.get("scored_by") == "exact"]
+    assert exact
+    for s in exact:
+        assert "p_hat" not in s and "direction" not in s and "black_box_p_hat" in s
+        q = np.array(s["queries"], dtype=np.float64)
+        assert s["black_box_event"].startswith(f"prediction at query {s['black_box_query']} ")
+        assert 0 <= s["query"] < len(q)
+    assert any(s["query"] != s["black_box_query"] for s in exact)
