@@ -35,9 +35,14 @@ import numpy as np
 
 from audit.types import Dataset
 
+from .domain import Domain
 from .trial import Trial
 
-MAX_BATCH_QUERIES = 8
+# a batch trial's queries: its block's and points spread over the domain. 16 holds a 16-point
+# domain whole: BLM's M at grid = 16 releases a hypothesis table over 16 points, and at 8 of
+# them a two-point function p_(x-1) + p_x reads as a point function that S also produces
+# (B8's sorted-runs leak confirmed 0 at 8 spread queries, 3.88 at all 16, 10^4 / 10^5 runs)
+MAX_BATCH_QUERIES = 16
 TAILS = ("a", "b", "ra", "rb")
 
 
@@ -137,10 +142,66 @@ def tail_trial(block: Trial, k: int, m: int, j: int, rest: Trial,
                  f"batches+rest/{rest.design}", params).pinned(queries)
 
 
+def run_offsets(m: int) -> list[int]:
+    """Offsets inside a batch where `sorted_runs` puts its run boundaries: ``m - 2^j`` for every
+    ``2^j < m`` (the last record of the batch, the last two, four, ...). A sub-learner that
+    reads the end of its batch differently (BLM's M: G's sample T is the batch's last n
+    records) sees a boundary only at the offsets that fall there; the geometric grid meets any
+    such tail of power-of-two length exactly, and every other within a factor 2."""
+    return [m - 2 ** j for j in range(m.bit_length()) if 2 ** j < m]
+
+
+def sorted_runs(domain: Domain, k: int, m: int, n_total: int, offset: int, label: int,
+                queries: np.ndarray | None = None) -> Trial | None:
+    """A replace-one pair against a partition of the *sorted* batch region: one move shifts
+    every batch boundary of it by one record.
+
+    The batch region (k m records) is ``R = min(N, k)`` runs of one `label` at the domain's
+    points in their order, run r starting at position `offset` of batch ``r floor(k / R)``;
+    the rest (``n_total - k m`` records) cycles through the points with the same label. S'
+    moves the region's last record (the last point) to the first point. In positional batches
+    that changes one record of the last batch; sorted before it is split (BLM's M, bug B8),
+    every run after the first starts one position later, so each of the R - 1 batches a
+    boundary falls in trains on another mix of two points -- an output S never produces, at
+    R - 1 batches at once. The batch analogue of `attacks.families.sorted_shift`; with
+    ``offset = m - n`` for BLM's G sample size n it is the hand-made design record for record
+    (`algorithms.bun_livni_moran.designs.sorted_shift`). Queries: up to `MAX_BATCH_QUERIES`
+    points spread over the domain (all of a domain that small), or the user's `queries`.
+    Returns None when there are fewer than 2 runs or the sizes do not fit."""
+    R = min(domain.N, k)
+    if R < 2 or not 0 <= offset < m or n_total < k * m:
+        return None
+    order = np.argsort(domain.key(), kind="stable")
+    step = k // R
+    starts = [0] + [r * step * m + offset for r in range(1, R)] + [k * m]
+    loc = np.repeat(order[:R], np.diff(starts))
+    loc = np.concatenate([loc, order[np.arange(n_total - k * m) % domain.N]])
+    X = domain.points[loc]
+    y = np.full(loc.size, int(label), np.int8)
+    pos = k * m - 1
+    q = domain.points[domain.spread(MAX_BATCH_QUERIES)]
+    params = {"n": n_total, "batches": [k, m], "runs": R, "offset": int(offset),
+              "label": int(label)}
+    return Trial(np.delete(X, pos, axis=0), np.delete(y, pos), (X[pos], int(label)),
+                 (domain.points[order[0]], int(label)), pos, q, "batch-sorted-runs",
+                 params).pinned(queries)
+
+
+def sorted_runs_family(domain: Domain, relation: str, k: int, m: int, n_total: int,
+                       queries: np.ndarray | None = None) -> list[Trial]:
+    """Every `sorted_runs` pair over `run_offsets` x both labels (replace-one only: the move
+    changes a record's location)."""
+    if relation != "replace-one":
+        return []
+    return [t for label in (1, 0) for off in run_offsets(m)
+            if (t := sorted_runs(domain, k, m, n_total, off, label, queries)) is not None]
+
+
 def count_grid(k: int, points: int = 16) -> list[int]:
     """Counts j to try first: 0, 1, 2 (new items) and `points` spread over 0..k-1."""
     g = set(np.linspace(0, k - 1, min(points, k)).round().astype(int).tolist()) | {0, 1, 2}
     return sorted(j for j in g if 0 <= j <= k - 1)
 
 
-__all__ = ["batch_trial", "tail_trial", "count_grid", "TAILS"]
+__all__ = ["batch_trial", "tail_trial", "count_grid", "TAILS", "run_offsets", "sorted_runs",
+           "sorted_runs_family"]

@@ -81,7 +81,7 @@ from audit.runners.base import chunk_rng
 from audit.runners.local import LocalRunner
 from audit.types import Claim, Dataset, as_queries
 
-from .batches import TAILS, batch_trial, count_grid, tail_trial
+from .batches import TAILS, batch_trial, count_grid, sorted_runs_family, tail_trial
 from .domain import Domain, learner_domain
 from .families import (adversarial_family, anchors, data_family, design_trials, pile_family,
                        random_family, shift_family)
@@ -107,6 +107,8 @@ OTHER_SPLIT_CALLS = 80    # batch family: the second split's count sweep (its ow
 BLIND_BLOCKS = 48         # batch family without an oracle: block pairs screened on the black box
 BLIND_SCREEN_RUNS = 64    # black-box runs per dataset of that screen (one block in every batch)
 BLIND_SHARE = 0.3         # of the search runs, for the batch family's black-box sweep
+RUNS_SHARE = 0.2          # of the search runs, for the sorted batch runs beside that sweep
+SORTED_RUNS_KEEP = 4      # sorted batch runs: the pairs of the first round scored again
 STEP_PROBE_CALLS = 48    # guided: oracle evaluations of the size-step probe (attacks.sizesteps)
 STEP_MAX = 2              # guided: size steps whose pairs are scored and validated
 INNER_SHARE = 0.3         # of the search runs, for the search of a wrapper's inner learner
@@ -860,6 +862,8 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
             # a learner that declares batches: the batch family, screened on black-box runs
             left -= _blind_batch_designs(outputs, bb, declared_batches(learner), size_list, dom,
                                          relation, rng, int(BLIND_SHARE * search_runs), qfix)
+            left -= _blind_sorted_runs(bb, declared_batches(learner), size_list, dom, relation,
+                                       int(RUNS_SHARE * search_runs), qfix)
         scored, steps_done = _adaptive(pool, bb, budget, latest, rng, dom, relation, left,
                                        shortlist=shortlist, resize=resize, min_size=min(size_list),
                                        hill_steps=hill_steps)
@@ -1125,6 +1129,8 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
         # deterministic sub-learner): the batch family on black-box runs
         bb_runs -= _blind_batch_designs(outputs, bb, batches, sizes, dom, relation, rng,
                                         int(BLIND_SHARE * search_runs), queries)
+        bb_runs -= _blind_sorted_runs(bb, batches, sizes, dom, relation,
+                                      int(RUNS_SHARE * search_runs), queries)
     _, bb_steps = _adaptive(_dedupe(bb_pool), bb, budget, latest, rng, dom, relation,
                                  bb_runs, shortlist=shortlist, resize=resize,
                                  min_size=min_size, hill_steps=hill_steps, validate=False)
@@ -1271,6 +1277,39 @@ def _blind_batch_designs(outputs, bb, batches: tuple[int, int] | None, sizes: li
             if up is None or up.key <= best.key:
                 break
             best = up
+    return spent
+
+
+def _blind_sorted_runs(bb, batches: tuple[int, int] | None, sizes: list[int], dom: Domain,
+                       relation: str, runs: int, queries: np.ndarray | None = None) -> int:
+    """The sorted batch runs (`attacks.batches.sorted_runs_family`) scored on black-box runs,
+    beside `_blind_batch_designs` and under the same condition (no oracle, or one that
+    refuses every batch pair: an oracle of the algorithm as intended scores a sorted region
+    like any other). Two rounds of at most `runs` runs in all: every pair at half of them,
+    then the best four at the other half; the pairs' scores are in the search's record (`bb`),
+    where the validation round decides as for every candidate. Returns the runs spent.
+
+    Deterministic (no draws): a search's other phases see the same stream with or without
+    it. Measured on BLM's M with the region sorted before it is split (B8, grid = 16): the
+    leak is an output S never produces, of probability about 0.004 on S', at two of the eight
+    offsets (the last record of a batch and the start of G's sample T); README, *The batch
+    family without an oracle*."""
+    if batches is None or relation != "replace-one":
+        return 0
+    k, m = batches
+    totals = [n for n in sizes if n >= k * m]
+    family = sorted_runs_family(dom, relation, k, m, totals[0], queries) if totals else []
+    if not family or runs < 4 * MIN_RUNS * len(family):
+        return 0
+    per = (runs // 2) // (2 * len(family))
+    first = sorted(bb(family, per, "black-box sorted batch runs"), key=lambda x: x.key,
+                   reverse=True)
+    spent = 2 * per * len(family)
+    best = [s.trial for s in first[:SORTED_RUNS_KEEP]]
+    if best:
+        per2 = (runs - spent) // (2 * len(best))
+        bb(best, per2, "black-box sorted batch runs")
+        spent += 2 * per2 * len(best)
     return spent
 
 
