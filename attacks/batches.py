@@ -159,7 +159,7 @@ def sorted_runs(domain: Domain, k: int, m: int, n_total: int, offset: int, label
     The batch region (k m records) is ``R = min(N, k)`` runs of one `label` at the domain's
     points in their order, run r starting at position `offset` of batch ``r floor(k / R)``;
     the rest (``n_total - k m`` records) cycles through the points with the same label. S'
-    moves the region's last record (the last point) to the first point. In positional batches
+    moves the region's last record (at the last run's point) to the first point. In positional batches
     that changes one record of the last batch; sorted before it is split (BLM's M, bug B8),
     every run after the first starts one position later, so each of the R - 1 batches a
     boundary falls in trains on another mix of two points -- an output S never produces, at

@@ -1286,14 +1286,16 @@ def _blind_sorted_runs(bb, batches: tuple[int, int] | None, sizes: list[int], do
     beside `_blind_batch_designs` and under the same condition (no oracle, or one that
     refuses every batch pair: an oracle of the algorithm as intended scores a sorted region
     like any other). Two rounds of at most `runs` runs in all: every pair at half of them,
-    then the best four at the other half; the pairs' scores are in the search's record (`bb`),
-    where the validation round decides as for every candidate. Returns the runs spent.
+    then the best `SORTED_RUNS_KEEP` at the other half; the pairs' scores are in the search's
+    record (`bb`), where the validation round decides as for every candidate. Returns the runs
+    spent.
 
-    Deterministic (no draws): a search's other phases see the same stream with or without
-    it. Measured on BLM's M with the region sorted before it is split (B8, grid = 16): the
-    leak is an output S never produces, of probability about 0.004 on S', at two of the eight
-    offsets (the last record of a batch and the start of G's sample T); README, *The batch
-    family without an oracle*."""
+    The family is fixed (it draws nothing from the search's stream `rng`), so the other
+    phases draw the same candidates with or without it; their samples move with the round
+    count, as after any phase. Measured on BLM's M with the region sorted before it is split
+    (B8, grid = 16): the leak is an output S never produces, of probability about 0.004 on
+    S', at two of the eight offsets (the last record of a batch and the start of G's sample
+    T); README, *Sorted batch runs*."""
     if batches is None or relation != "replace-one":
         return 0
     k, m = batches
@@ -1304,12 +1306,11 @@ def _blind_sorted_runs(bb, batches: tuple[int, int] | None, sizes: list[int], do
     per = (runs // 2) // (2 * len(family))
     first = sorted(bb(family, per, "black-box sorted batch runs"), key=lambda x: x.key,
                    reverse=True)
-    spent = 2 * per * len(family)
+    spent = 2 * per * len(first)        # the pairs the learner refused cost nothing
     best = [s.trial for s in first[:SORTED_RUNS_KEEP]]
     if best:
         per2 = (runs - spent) // (2 * len(best))
-        bb(best, per2, "black-box sorted batch runs")
-        spent += 2 * per2 * len(best)
+        spent += 2 * per2 * len(bb(best, per2, "black-box sorted batch runs"))
     return spent
 
 
