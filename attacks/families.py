@@ -292,8 +292,8 @@ def shift_sizes(domain: Domain, min_size: int) -> list[int]:
     """Sizes of the `sorted_shift` designs: ``2^j`` and ``3 * 2^j`` from `min_size` (at least 4)
     up to the largest the domain holds (N - 1). An alternating background flips every block's
     vote only when every block boundary falls on an even position -- block sizes a multiple of
-    2 -- and the learner's number of blocks is unknown: these sizes are multiples of 2k for
-    every k of the form 2^a or 3 * 2^a below them (k = 12: 24 and 48; not k = 9)."""
+    2 -- and the learner's number of blocks k is unknown: for every k of the form 2^a or
+    3 * 2^a some of these sizes are multiples of 2k (k = 12: 24 and 48; for k = 9 none)."""
     lo, hi = max(4, int(min_size)), domain.N - 1
     out = {b * 2 ** j for b in (2, 3) for j in range(1, 13)}
     return sorted(v for v in out if lo <= v <= hi)
@@ -315,9 +315,9 @@ def sorted_shift(domain: Domain, n: int, end: int, phase: int,
     record. The design does not depend on the number of blocks when their sizes are even (see
     `shift_sizes`), and the two ends mirror each other for the two tie-break directions (by
     symmetry; measured on BV-REAL-2 only, a leftmost tie-break, where all four variants give
-    exact 6.0 at n = 24). Returns None when the domain has fewer than ``n + 1`` locations. Dagan & Feldman (2020), Sec. 5.4, D4 (move to query),
-    with the background of `algorithms.dagan_feldman.real.pair_sorted_shift` made
-    block-size-free.
+    exact 6.0 at n = 24). Returns None when the domain has fewer than ``n + 1`` locations.
+    Dagan & Feldman (2020), Sec. 5.4, D4 (move to query), with the background of
+    `algorithms.dagan_feldman.real.pair_sorted_shift` made block-size-free.
     """
     if n < 2 or n + 1 > domain.N:
         return None

@@ -41,7 +41,9 @@ every one on an oracle allowance of their own, exhaustive and white-box take all
 
 A learner that declares positional batches ``(k, m)`` (`attacks.batches`) gets the batch family
 from ``guided``'s oracle; with no oracle, or one that refuses every batch pair, ``adaptive`` and
-``guided`` screen and sweep it on black-box runs instead (`_blind_batch_designs`).
+``guided`` screen and sweep it on black-box runs instead (`_blind_batch_designs`), and score the
+sorted batch runs beside it (`_blind_sorted_runs`, `attacks.batches.sorted_runs_family`: one
+moved record shifts every boundary of a batch region sorted before the split).
 
 A wrapper that declares the learner it runs on part of its data (``inner`` and ``lift``,
 `audit.interfaces.HasInner`) gets a search of that learner first (``INNER_SHARE`` of the runs,
@@ -1034,7 +1036,8 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
     sizes (the size decides how large a share one record is); exact hill-climbing until `calls`
     oracle evaluations are spent. Black-box part: when the oracle refused every batch pair,
     the batch family screened and swept on runs instead (`_blind_batch_designs`, a
-    `BLIND_SHARE` of the runs); then the ``adaptive`` phases (successive halving of
+    `BLIND_SHARE` of the runs) and the sorted batch runs (`_blind_sorted_runs`, `RUNS_SHARE`);
+    then the ``adaptive`` phases (successive halving of
     `candidates` stratified designs, then hill-climbing) -- an oracle may describe the
     algorithm as intended rather than the code that runs (a planted bug), or refuse the
     candidates that matter. Both parts' finalists then share one black-box validation round
