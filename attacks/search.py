@@ -2,7 +2,8 @@
 
 `search` is what `audit.audit_learner` calls when it has no pairs: it proposes candidate
 ``(S, S', queries)`` triples (attacks.families), scores them on *search* samples — exploration
-runs drawn from spawn keys ``(SEARCH, round, pair, side, chunk)``, disjoint from the core's
+runs drawn from spawn keys ``(SEARCH, round, pair, side, chunk)`` (and, for the held-out half of
+a model-scope pair's runs, ``(SEARCH, HELD_ROUND + round, ...)``), disjoint from the core's
 explore (0) and confirm (1) keys — and hands a short list to the core, which explores them again
 on fresh samples, selects events and confirms with Bonferroni over the tests confirmed.
 Selection therefore never touches confirmation samples, however hard the search looks.
@@ -429,12 +430,12 @@ def _ones_counts(ca: CodeCounts, cb: CodeCounts, width: int) -> dict:
     such codes at ~3x10^-4 (together 0.004 against 0); no one code is seen twice in a search
     round, their count of ones is. Keys ``("ones", c, "ge" | "lt", direction)``; values
     ``[k_p, n_p, k_q, n_q, description]``."""
-    def tally(c: CodeCounts) -> np.ndarray:
+    def by_ones(c: CodeCounts) -> np.ndarray:      # runs with 0, 1, ..., width positive labels
         codes = np.fromiter(c.table, dtype=np.int64, count=len(c.table))
         counts = np.fromiter(c.table.values(), dtype=np.int64, count=len(c.table))
         ones = sum((codes >> j) & 1 for j in range(width))
         return np.bincount(ones, weights=counts, minlength=width + 1)
-    ta, tb = tally(ca), tally(cb)
+    ta, tb = by_ones(ca), by_ones(cb)
     out = {}
     for c in range(1, width):
         ka, kb = int(ta[c:].sum()), int(tb[c:].sum())
