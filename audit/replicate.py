@@ -28,10 +28,11 @@ Measured with it, same convention, 2x10^6, seeds 0-19: ``lit-histogram`` mean 0.
 ``lit-laplace-float``, ``lit-snapping`` and ``lit-histogram-bug`` unchanged on every seed.
 
 Learners' label events (`audit.events.label_candidates`: a label at one query, or a set of
-label vectors over the model's queries) are replicated too. They are planned on plug-in counts,
-which a real rare label needs (``df-real``'s designs, seed 0 at 2x10^4 / 2x10^5: a label seen
-133 against 47 times confirms 0.886, a Clopper-Pearson-safe plan picks a common one, 0.799); on
-a searched pair a label can be rare by chance (``lwy-n3``'s search at seed 1, in a variant of
+label vectors over the model's queries) are replicated too. They are planned on rates about one
+standard error toward "no leak" (`audit.events._planning_rates`), milder than the thresholds'
+5 %, which a real rare label needs (``df-real``'s designs, seed 0 at 2x10^4 / 2x10^5: a label
+seen 133 against 47 times confirms 0.886, a plan at 5 % picks a common one, 0.799); on a
+searched pair a label can still be rare by chance (``lwy-n3``'s search at seed 1, in a variant of
 the search not kept whose exact scoring was drawn over dataset sizes: 29 against 12, then 19
 against 18 on fresh runs; it confirmed 0.056 where a common label replicates and confirms
 0.503). Other discrete code sets are not replicated: they are ranked by a conservative ratio,

@@ -19,8 +19,9 @@ or the exploration ends:
   to be confirmed and more exploration would only refine a witness that is good enough; or when no pair's optimistic bound can exceed it (a PASS is expected; the
   leader is confirmed, and the confirmation's futility rule ends it early). After the first
   kind of stop the events are ranked by their pessimistic expected bounds, so that the event
-  confirmed is one that made the stop (the plug-in ranking of `audit.events` may prefer a rare
-  event seen a few times against none, which a few thousand runs cannot tell from noise).
+  confirmed is one that made the stop (the ranking of `audit.events`, one standard error from
+  plug-in for labels, may prefer a rare event seen a few times against none, which a few
+  thousand runs cannot tell from noise).
 
 A single pair has nothing to eliminate: it is explored in two stages only, the first (which can
 still stop on an expected violation) and the rest of the budget, so its candidates are scored
@@ -182,7 +183,7 @@ def explore_staged(n_pairs: int, explore_runs: int,
         alive = [i for i in alive if i == leader or
                  (best[i][0] >= best[leader][1] and best[i][2])]
     if reason == "violation expected":
-        # Plan the confirmation on the pessimistic expectations: the plug-in ones may prefer a
+        # Plan the confirmation on the pessimistic expectations: the planned ones may prefer a
         # rare event seen a few times against none (the winner's curse; measured: lwy-n2 v1
         # confirmed 47 against 45 on such an event while another pair's was certain to flag).
         for i in range(n_pairs):
