@@ -38,6 +38,7 @@ from attacks.families import adversarial_family
 from attacks.search import discover_sizes, exact_bounds
 from audit import audit_learner
 from audit.auditor import SEARCH
+from audit.errors import PrivauditError
 from audit.events import objective
 from audit.runners.local import LocalRunner
 from audit.types import Dataset
@@ -147,8 +148,14 @@ def main() -> None:
                 opts["sizes"] = args.sizes
             if args.hide_oracle:
                 learner = HiddenOracle(learner)
-            r = audit_learner(learner, explore_runs=args.explore_runs, confirm_runs=args.confirm_runs,
-                              seed=args.seed, runner=LocalRunner(), search_options=opts)
+            try:
+                r = audit_learner(learner, explore_runs=args.explore_runs,
+                                  confirm_runs=args.confirm_runs, seed=args.seed,
+                                  runner=LocalRunner(), search_options=opts)
+            except PrivauditError as exc:  # e.g. a variant that refuses every size searched
+                print(f"{name:<9} {v:<10} not audited: {exc}", flush=True)
+                rows.append({"learner": name, "variant": v, "error": str(exc)})
+                continue
             total = time.perf_counter() - t0
             obj = objective(r.claim)
             bound = r.delta_lower if obj == "delta" else r.epsilon_lower
