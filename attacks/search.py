@@ -919,6 +919,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
                           "exact_evaluations": sub.info["exact_evaluations"],
                           "shortlist": sub.info["shortlist"], "lifted": len(lifted),
                           "not_lifted": dropped}
+    sorted_record: dict = {}   # the sorted batch runs: pairs, runs, why skipped (guided, adaptive)
     if strategy == "white-box":
         scored = wb(pool, "exact scoring")
         scored, steps_done = _hill_climb(scored, dom, relation, rng,
@@ -939,7 +940,8 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
                                      outputs=outputs if own else None, queries=qfix,
                                      splits=(_dedupe([t.pinned(qfix) for t in splits]), n_split,
                                              split_rng),
-                                     shifts=_dedupe([t.pinned(qfix) for t in shifts]))
+                                     shifts=_dedupe([t.pinned(qfix) for t in shifts]),
+                                     sorted_record=sorted_record)
     elif strategy in ("exhaustive", "random"):
         fits = max(1, (budget.left - VALIDATION_FLOOR) // (2 * MIN_RUNS))
         if len(pool) > fits and strategy == "exhaustive":
@@ -960,7 +962,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
             left -= _blind_batch_designs(outputs, bb, declared_batches(learner), size_list, dom,
                                          relation, rng, int(BLIND_SHARE * search_runs), qfix)
             left -= _blind_sorted_runs(bb, declared_batches(learner), size_list, dom, relation,
-                                       int(RUNS_SHARE * search_runs), qfix)
+                                       int(RUNS_SHARE * search_runs), qfix, sorted_record)
         scored, steps_done = _adaptive(pool, bb, budget, latest, rng, dom, relation, left,
                                        shortlist=shortlist, resize=resize, min_size=min(size_list),
                                        hill_steps=hill_steps)
@@ -992,6 +994,12 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         "exact_evaluations": exact_evaluations,
         # the batch family screened on black-box runs (no oracle, or one refusing every batch pair)
         "batch_screen_runs": screen_runs[0],
+        # the sorted batch runs (`_blind_sorted_runs`) of a learner that declares batches:
+        # {"pairs", "runs", "skipped": why they did not run, or None}; None where not tried
+        "sorted_batch_runs": sorted_record or (
+            {"pairs": 0, "runs": 0, "skipped": "a search among the neighbours of the user's "
+             "data builds no datasets of its own"}
+            if not own and declared_batches(learner) is not None else None),
         # a wrapper's inner learner: its own search, whose short list was lifted (`HasInner`)
         "inner_search": inner_info,
         "refused_by_learner": refused,
@@ -1003,6 +1011,8 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         "history": history,
         "time_s": round(time.perf_counter() - t0, 3),
     }
+    if sorted_record.get("skipped") and sorted_record["pairs"]:   # built, but the budget was short
+        info["notes"] = [f"search: the sorted batch runs did not run: {sorted_record['skipped']}"]
     return SearchOutcome(pairs, encode(info))
 
 
@@ -1120,7 +1130,8 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
             min_size: int, hill_steps: int | None, calls: int,
             candidates: int, outputs=None, queries: np.ndarray | None = None,
             splits: tuple[list[Trial], int, np.random.Generator] = ((), 0, None),
-            shifts: list[Trial] = ()) -> tuple[list[Scored], int]:
+            shifts: list[Trial] = (), sorted_record: dict | None = None
+            ) -> tuple[list[Scored], int]:
     """The exact oracle steers, black-box runs decide (the ``guided`` strategy).
 
     Exact part (no runs): for a learner that declares positional batches ``(k, m)``, first
@@ -1232,7 +1243,7 @@ def _guided(pool: list[Trial], wb, bb, budget: _Budget, latest: dict, rng: np.ra
                                         int(BLIND_SHARE * search_runs), queries)
     if outputs is not None:  # whatever the oracle did: it may model the algorithm, not the code
         bb_runs -= _blind_sorted_runs(bb, batches, sizes, dom, relation,
-                                      int(RUNS_SHARE * search_runs), queries)
+                                      int(RUNS_SHARE * search_runs), queries, sorted_record)
     _, bb_steps = _adaptive(_dedupe(bb_pool), bb, budget, latest, rng, dom, relation,
                                  bb_runs, shortlist=shortlist, resize=resize,
                                  min_size=min_size, hill_steps=hill_steps, validate=False)
@@ -1383,7 +1394,8 @@ def _blind_batch_designs(outputs, bb, batches: tuple[int, int] | None, sizes: li
 
 
 def _blind_sorted_runs(bb, batches: tuple[int, int] | None, sizes: list[int], dom: Domain,
-                       relation: str, runs: int, queries: np.ndarray | None = None) -> int:
+                       relation: str, runs: int, queries: np.ndarray | None = None,
+                       record: dict | None = None) -> int:
     """The sorted batch runs (`attacks.batches.sorted_runs_family`) scored on black-box runs,
     beside `_blind_batch_designs` in ``adaptive``, and in ``guided`` whatever its oracle did
     (an oracle of the algorithm as intended cannot see a bug of the code that runs: M's B16). Two rounds of at most `runs` runs in all: every pair at half of them,
@@ -1396,13 +1408,30 @@ def _blind_sorted_runs(bb, batches: tuple[int, int] | None, sizes: list[int], do
     count, as after any phase. Measured on BLM's M with the region sorted before it is split
     (B8, grid = 16): the leak is an output S never produces, of probability about 0.004 on
     S', at two of the eight offsets (the last record of a batch and the start of G's sample
-    T); README, *Sorted batch runs*."""
-    if batches is None or relation != "replace-one":
+    T); README, *Sorted batch runs*.
+
+    `record` (the search's ``info["sorted_batch_runs"]``) gets the pairs built, the runs spent
+    and, where the step does not run for a learner that declares batches, why -- a skip the
+    history alone would show only by the absence of its phase."""
+    if batches is None:
         return 0
+    record = {} if record is None else record
     k, m = batches
     totals = [n for n in sizes if n >= k * m]
-    family = sorted_runs_family(dom, relation, k, m, totals[0], queries) if totals else []
-    if not family or runs < 4 * MIN_RUNS * len(family):
+    family = (sorted_runs_family(dom, relation, k, m, totals[0], queries)
+              if totals and relation == "replace-one" else [])
+    need = 4 * MIN_RUNS * len(family)
+    record.update(pairs=len(family), runs=0, skipped=(
+        f"the relation is {relation}: the sorted runs move one record (replace-one)"
+        if relation != "replace-one" else
+        f"no searched size holds the k*m = {k * m:,} records of the batch region"
+        if not totals else
+        "the domain gives no sorted-runs pair" if not family else
+        f"its share of the search runs, {runs:,}, is below the {need:,} that {len(family)} "
+        f"pairs need ({MIN_RUNS} runs per side in each of two rounds); --search-runs "
+        f"{math.ceil(need / RUNS_SHARE)} or more runs them"
+        if runs < need else None))
+    if record["skipped"]:
         return 0
     per = (runs // 2) // (2 * len(family))
     first = sorted(bb(family, per, "black-box sorted batch runs"), key=lambda x: x.key,
@@ -1412,6 +1441,7 @@ def _blind_sorted_runs(bb, batches: tuple[int, int] | None, sizes: list[int], do
     if best:
         per2 = (runs - spent) // (2 * len(best))
         spent += 2 * per2 * len(bb(best, per2, "black-box sorted batch runs"))
+    record["runs"] = spent
     return spent
 
 

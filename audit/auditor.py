@@ -686,6 +686,9 @@ def audit_learner(learner: Any, *, data: Any = None, pairs: Any = None, queries:
                        runner=runner, tests=tests, journal=journal, progress=progress,
                        search=search_info, against=against, differing=diffs,
                        sequential=sequential)
+    # what the search could not do at this budget, in its own words (attacks/ is above the core:
+    # read as plain strings)
+    result.notes.extend(str(n) for n in search_info.get("notes", ()))
     if group > 1:
         # the result's claim is the group claim actually tested, so every display stays
         # consistent; the note keeps the individual claim and the per-individual reading

@@ -74,6 +74,17 @@ def test_search_alone_flags_b8_on_sorted_batch_runs():
     assert r.violation and r.epsilon_lower > 3.0, r.epsilon_lower
     assert "batch-sorted-runs" in r.witness.found_by
     assert any(h["phase"] == "black-box sorted batch runs" for h in r.search["history"])
+    assert r.search["sorted_batch_runs"]["runs"] > 0 and not r.search["sorted_batch_runs"]["skipped"]
+    assert not any("sorted batch runs" in n for n in r.notes)
+
+
+def test_a_budget_too_small_for_them_is_a_note_of_the_result():
+    # 4 x 10^4 search runs: the step's 20 % share is 8,000, below 4 x 256 x 16 = 16,384
+    r = audit_learner(_b8(), explore_runs=1_000, confirm_runs=5_000, seed=0,
+                      runner=LocalRunner(), search_options={"search_runs": 40_000})
+    assert r.search["sorted_batch_runs"]["runs"] == 0
+    note = [n for n in r.notes if "sorted batch runs did not run" in n]
+    assert len(note) == 1 and "--search-runs 81920 or more" in note[0], r.notes
 
 
 def test_correct_m_is_not_flagged_on_the_whole_family():
@@ -118,4 +129,41 @@ def test_the_guided_search_runs_them_even_when_the_oracle_accepts_batch_pairs(mo
                       runner=LocalRunner(), search_options={})
     assert r.search["strategy"] == "guided" and r.search["exact_evaluations"] > 0
     assert len(spent) == 1 and spent[0] > 0, spent
+    # m = 36: offsets 35, 34, 32, 28, 20, 4, both labels
+    assert r.search["sorted_batch_runs"] == {"pairs": 12, "runs": spent[0], "skipped": None}
     assert not r.violation, r.epsilon_lower
+
+
+def test_a_skipped_step_says_why_in_the_search_record():
+    # the step needs MIN_RUNS runs per side for every pair in each of its two rounds; below that
+    # it does not run, and the record (info["sorted_batch_runs"]) says so instead of staying silent
+    from attacks.search import MIN_RUNS, _blind_sorted_runs
+    L = _b8()
+    k, m = L.batches
+    dom, n = learner_domain(L), [k * m]
+    called = []
+
+    def bb(trials, runs, phase):
+        called.append((len(trials), runs, phase))
+        return []
+
+    need = 4 * MIN_RUNS * 16
+    record: dict = {}
+    assert _blind_sorted_runs(bb, L.batches, n, dom, "replace-one", need - 1, None, record) == 0
+    assert not called and record["pairs"] == 16 and record["runs"] == 0
+    assert f"{need - 1:,}" in record["skipped"]
+    assert f"--search-runs {5 * need} or more" in record["skipped"]      # RUNS_SHARE = 0.2
+    record = {}
+    _blind_sorted_runs(bb, L.batches, n, dom, "add-remove", 10 * need, None, record)
+    assert not called and "replace-one" in record["skipped"] and record["pairs"] == 0
+    record = {}
+    _blind_sorted_runs(bb, L.batches, [k * m - 1], dom, "replace-one", 10 * need, None, record)
+    assert not called and f"{k * m:,} records" in record["skipped"]
+    record = {}
+    assert _blind_sorted_runs(bb, L.batches, n, dom, "replace-one", need, None, record) == 0
+    # both rounds ran (the fake black box scored nothing, so the second had no pairs to keep)
+    assert called == [(16, MIN_RUNS, "black-box sorted batch runs")]
+    assert record == {"pairs": 16, "runs": 0, "skipped": None}
+    record = {}
+    assert _blind_sorted_runs(bb, None, n, dom, "replace-one", need, None, record) == 0
+    assert record == {}          # a learner that declares no batches: not tried at all
