@@ -484,6 +484,8 @@ def run_audit(blackbox: Any, pairs: Sequence[Pair], *, claim: Claim, confidence:
                      f"runs per side: {STOP_REASONS[seq_info['stopped']]}; bounds from "
                      f"{seq_info['validity']}; exploration in stages: {explored['runs_per_side']:,} "
                      f"of {explore_runs:,} runs per side ({explored['stopped']})")
+    if not (np.isfinite(ceiling) and ceiling > claim.epsilon):
+        notes.append(_powerless_note(ceiling, claim, confirm_runs, confidence, m, seq_info))
     if best.k_q == 0 and best.k_p > 0:
         notes.append("support mismatch: the event never happened on the q side in "
                      f"{best.n_q} runs; epsilon_lower is capped only by the budget")
@@ -580,6 +582,24 @@ def audit(mechanism: Any, pairs: Any = None, *, claim: Any = None, confidence: f
         NOT_CHECKED_NOTE if relation is None else f"neighbourhood checked: every pair within "
                                                   f"{relation.describe()}"]
     return result
+
+
+def _powerless_note(ceiling: float, claim: Claim, confirm_runs: int, confidence: float,
+                    tests: int, seq_info: dict | None) -> str:
+    """A PASS no budget of this size could have turned into a violation: even the event that
+    happened in every run on one side and never on the other certifies at most `ceiling`,
+    not above the tested epsilon. Says so, with the runs per side that would make one possible."""
+    fn = sequential_ceiling if seq_info is not None else stats.max_certifiable_epsilon
+    need = stats.runs_to_certify(claim.epsilon,
+                                 lambda n: fn(n, confidence, tests, claim.delta))
+    ceiling_text = f"{ceiling:.3g}" if np.isfinite(ceiling) else "nothing"
+    more = (f"at {need:,} confirmation runs per input (--runs) one becomes possible at all (an "
+            "event seen in every run on one side and never on the other); a real leak needs "
+            "far more" if need is not None else "no feasible number of runs makes one possible")
+    return (f"powerless: with {confirm_runs:,} confirmation runs per input and {tests} test(s) at "
+            f"confidence {confidence:g}, the largest bound this audit could certify is "
+            f"{ceiling_text}, not above the tested epsilon {claim.epsilon:g}: no violation could "
+            f"have been shown, so this PASS says nothing about the claim; {more}")
 
 
 def _learner_pairs(learner: Any, pairs: Any, queries: Any, claim: Claim, group: int = 1,

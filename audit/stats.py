@@ -97,6 +97,27 @@ def max_certifiable_epsilon(n: int, confidence: float = 0.95, tests: int = 1,
     return float(epsilon_lower(cp_lower(n, n, a), cp_upper(0, n, a), delta))
 
 
+def runs_to_certify(epsilon: float, ceiling, limit: int = 10 ** 13) -> int | None:
+    """The fewest runs per side ``n`` whose ``ceiling(n)`` (a certifiable-epsilon function
+    such as `max_certifiable_epsilon` with the audit's confidence, tests and delta bound in)
+    exceeds `epsilon`: below it no confirmation can show a violation of an epsilon-claim, n of
+    n against 0 of n included. None when not even `limit` runs do. The ceiling grows with n,
+    so doubling then bisection finds it in about 2 log2(n) evaluations."""
+    def above(n: int) -> bool:
+        c = ceiling(n)
+        return bool(np.isfinite(c) and c > epsilon)
+    hi = 1
+    while not above(hi):
+        if hi >= limit:
+            return None
+        hi = min(limit, 2 * hi)
+    lo = hi // 2                       # not above (or 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if above(mid) else (mid, hi)
+    return hi
+
+
 def ceiling_approx(n: int, alpha: float) -> float:
     """DESIGN's rule of thumb ``ln(n / ln(2 / alpha))`` for the certifiable ceiling."""
     return math.log(n / math.log(2.0 / alpha))

@@ -164,3 +164,32 @@ def test_threshold_events_are_planned_with_tail_safe_rates():
               runner=LocalRunner())
     assert not r.violation and 0.95 < r.epsilon_lower <= 1.0
     assert abs(r.witness.event["threshold"]) < 2.0
+
+
+def test_a_pass_no_budget_of_its_size_could_fail_says_so():
+    # 10 runs per side certify at most 0.807 at 95 %: a violation of eps = 1 cannot be shown,
+    # even of bv-rr-det (a debug path reveals the bit in a share of runs: eps = inf); the PASS
+    # carries a note saying so and the runs that would make one possible (12: ceiling(12) > 1
+    # >= ceiling(11))
+    from audit import stats
+    mech = algorithms.get("dp-rr", variant="bv-rr-det")
+    r = audit(mech, mech.pairs, explore_runs=10, confirm_runs=10, seed=0)
+    assert not r.violation and r.max_certifiable_epsilon < 1.0
+    note = [n for n in r.notes if n.startswith("powerless")]
+    assert len(note) == 1 and "0.807" in note[0] and "at 12 confirmation runs" in note[0], r.notes
+    ceiling = lambda n: stats.max_certifiable_epsilon(n, CONF, 1, 0.0)   # noqa: E731
+    assert ceiling(12) > 1.0 >= ceiling(11)
+    # a budget that can show the violation shows it, and says nothing of the kind
+    r = audit(mech, mech.pairs, explore_runs=2_000, confirm_runs=20_000, seed=0)
+    assert r.violation and not any(n.startswith("powerless") for n in r.notes)
+
+
+def test_runs_to_certify_is_the_first_budget_above_epsilon():
+    from audit import stats
+    for eps, conf, tests, delta in [(1.0, 0.95, 1, 0.0), (0.1, 0.99, 3, 0.0), (5.0, 0.95, 10, 0.0),
+                                    (1.0, 0.95, 1, 0.5), (0.0, 0.95, 1, 0.999)]:
+        def ceiling(n):
+            return stats.max_certifiable_epsilon(n, conf, tests, delta)
+        n = stats.runs_to_certify(eps, ceiling)
+        assert ceiling(n) > eps and not ceiling(n - 1) > eps, (eps, n)
+    assert stats.runs_to_certify(1.0, lambda n: 0.5, limit=1_000) is None

@@ -133,6 +133,15 @@ def test_impossible_expectation_is_rejected(tmp_path):
     cfg = parse_config('[[audit]]\nalgorithm = "dp-rr"\nparams = { epsilon = 5.0 }\n'
                        'confirm_runs = 100\n', "ci.toml")
     assert "this pass is vacuous" in cfg.audits[0].warnings[0]
+    # run, the entry's result says it once: the suite's warning, not the audit's own "powerless"
+    # note beside it (the same fact)
+    from audit.runners import LocalRunner
+    from privaudit.ci_run import run_suite
+    cfg = parse_config('[[audit]]\nalgorithm = "dp-rr"\nconfirm_runs = 5\nexplore_runs = 5\n',
+                       "ci.toml")
+    notes = run_suite(cfg, runner=LocalRunner()).entries[0].result.notes
+    assert sum("vacuous" in n for n in notes) == 1 and not any(n.startswith("powerless")
+                                                              for n in notes), notes
 
 
 def test_structure_errors(tmp_path):
