@@ -893,6 +893,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
     resize = sizes is None and declared_sizes(learner) is None
     own = data is None     # the search may build datasets of its own (at the fixed queries)
     inner_info = None
+    notes: list[str] = []     # what the search could not do, for the result's notes
     wrapped = declared_inner(learner) if own else None
     if wrapped is not None:
         # a wrapper: search the learner it runs on part of its data, lift the short list
@@ -919,6 +920,7 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
                           "exact_evaluations": sub.info["exact_evaluations"],
                           "shortlist": sub.info["shortlist"], "lifted": len(lifted),
                           "not_lifted": dropped}
+            notes += [f"inner search ({name_of(inner)}): {n}" for n in sub.info.get("notes", ())]
     sorted_record: dict = {}   # the sorted batch runs: pairs, runs, why skipped (guided, adaptive)
     if strategy == "white-box":
         scored = wb(pool, "exact scoring")
@@ -1012,7 +1014,9 @@ def search(learner: Any, *, data: Dataset | None = None, queries: Any = None, cl
         "time_s": round(time.perf_counter() - t0, 3),
     }
     if sorted_record.get("skipped") and sorted_record["pairs"]:   # built, but the budget was short
-        info["notes"] = [f"search: the sorted batch runs did not run: {sorted_record['skipped']}"]
+        notes.append(f"search: the sorted batch runs did not run: {sorted_record['skipped']}")
+    if notes:       # what the search could not do at this budget: the result's notes show them
+        info["notes"] = notes
     return SearchOutcome(pairs, encode(info))
 
 

@@ -157,3 +157,35 @@ def test_an_inner_search_that_fails_leaves_the_wrappers_own_search():
     info = out.info["inner_search"]
     assert info["lifted"] == 0 and "never accepts a dataset" in info["failed"]
     assert out.pairs
+
+
+def test_the_inner_searchs_notes_reach_the_wrappers_result(monkeypatch):
+    """What the inner search could not do at its share (e.g. a batch step its budget did not
+    fit) is in the wrapper's search notes, which the result's notes carry, named by learner."""
+    import sys
+    from attacks.search import SearchOutcome
+    search_module = sys.modules["attacks.search"]   # `attacks.search` the name is the function
+    inner = algorithms.get("df-cor1")
+    real = search_module.search
+
+    def fake(learner, **kw):
+        if learner is inner:
+            return SearchOutcome([], {"strategy": "guided", "search_runs": 0,
+                                      "exact_evaluations": 0, "shortlist": [],
+                                      "notes": ["search: a step did not run"]})
+        return real(learner, **kw)
+
+    class W:
+        name, claim = "w", inner.claim
+        domain = learner_domain(inner, None, None).points
+
+        def __init__(self):
+            self.inner, self.lift = inner, _pad
+
+        def predict(self, data, queries, runs, rng):
+            return inner.predict(data, queries, runs, rng)
+
+    monkeypatch.setattr(search_module, "search", fake)
+    out = search_module.search(W(), claim=inner.claim, explore_runs=1000, confirm_runs=10_000,
+                               seed=0, search_runs=20_000)
+    assert out.info["notes"] == ["inner search (df-cor1): search: a step did not run"]
