@@ -166,48 +166,119 @@ class GlobalStableLearner:
 
         memo: dict[tuple[int, int], dict] = {}
 
-        def dist(level: int, p: int) -> dict:
-            """Law of (end position, state) of D~_level started at stream position p; FAIL key."""
-            key = (level, p)
-            if key in memo:
-                return memo[key]
+        def lower(level: int, p: int) -> dict:
+            """The law of D~_level from position p at a level below the one computed: there
+            first (`dist`), or level 0."""
             if level == 0:
-                memo[key] = {(p, soa.init): 1.0}
-                return memo[key]
+                return {(p, soa.init): 1.0}
+            return memo[(level, p)]
+
+        def body(level: int, p: int) -> dict | list:
+            """Law of (end position, state) of D~_level started at stream position p; FAIL key.
+            Needs the level-1 laws it reads in `memo`. Where it also needs a law of its own
+            level further on that `memo` lacks, it returns instead the sums made so far and,
+            in order, every addition from there on -- a later law's as ``(None, key, w)`` --
+            for `replay` once those laws are there: the recursion's sums in the recursion's
+            order, with the tournament itself evaluated once."""
             out: dict = {}
-            for o0, w0 in dist(level - 1, p).items():
+            ops: list | None = None          # after the first missing law: additions in order
+            pairs = 0
+
+            def put(o, v: float) -> None:
+                if ops is None:
+                    out[o] = out.get(o, 0.0) + v
+                else:
+                    ops.append((o, v))
+
+            for o0, w0 in lower(level - 1, p).items():
                 if o0 == FAIL:
-                    out[FAIL] = out.get(FAIL, 0.0) + w0
+                    put(FAIL, w0)
                     continue
-                for o1, w1 in dist(level - 1, o0[0]).items():
+                for o1, w1 in lower(level - 1, o0[0]).items():
                     w = w0 * w1
                     if o1 == FAIL:
-                        out[FAIL] = out.get(FAIL, 0.0) + w
+                        put(FAIL, w)
                         continue
-                    work[0] += 1
-                    if work[0] > MAX_LAW_WORK:
+                    pairs += 1
+                    if work[0] + pairs > MAX_LAW_WORK:
                         raise PrivauditError("G's exact law is too costly to enumerate on this batch "
                                              f"(more than {MAX_LAW_WORK} branch pairs); use run()")
                     a = o1[0]
                     if a + 2 * n > N:
-                        out[FAIL] = out.get(FAIL, 0.0) + w
+                        put(FAIL, w)
                         continue
                     st0, st1 = fed(o0[1], a), fed(o1[1], a + n)
                     f0 = np.frombuffer(soa.hyp(st0), np.int8)
                     f1 = np.frombuffer(soa.hyp(st1), np.int8)
                     dis = np.flatnonzero(f0 != f1)
                     if dis.size == 0:                      # (iii): redraw everything, further on
-                        for o, v in dist(level, a + 2 * n).items():
-                            out[o] = out.get(o, 0.0) + w * v
+                        later = (level, a + 2 * n)
+                        if ops is None and later not in memo:
+                            ops = [dict(out)]
+                        if ops is None:
+                            for o, v in memo[later].items():
+                                out[o] = out.get(o, 0.0) + w * v
+                        else:
+                            ops.append((None, later, w))
                         continue
                     picks = dis[:1] if self.p.pick == "first" else dis
                     for x in picks.tolist():
                         for y in (0, 1):
                             st = soa.step(st0, x, y) if f0[x] != y else soa.step(st1, x, y)
-                            o = (a + 2 * n, st)
-                            out[o] = out.get(o, 0.0) + w * 0.5 / picks.size
-            memo[key] = out
+                            put((a + 2 * n, st), w * 0.5 / picks.size)
+            work[0] += pairs
+            return out if ops is None else ops
+
+        def replay(ops: list) -> dict:
+            out = dict(ops[0])
+            for op in ops[1:]:
+                if op[0] is None:
+                    _, later, w = op
+                    for o, v in memo[later].items():
+                        out[o] = out.get(o, 0.0) + w * v
+                else:
+                    out[op[0]] = out.get(op[0], 0.0) + op[1]
             return out
+
+        def dist(level: int, p: int) -> dict:
+            """`body` with its dependencies first, on a stack of its own: a stream that keeps
+            agreeing redraws N / 2n times at one level (BLM's M with a shared stream, B16: N is
+            the rest of the batch region), deeper than Python's recursion allows. A law is
+            computed once and depends only on laws further on or a level down (no cycles), so
+            the result is the recursion's, sum for sum."""
+            if level == 0:
+                return lower(0, p)
+            pending: dict = {}               # key -> its additions, waiting for later laws
+            stack = [(level, p)]
+            while stack:
+                key = stack[-1]
+                if key in memo:
+                    stack.pop()
+                    continue
+                lv, at = key
+                if key in pending:           # every later law it waited for is there now
+                    memo[key] = replay(pending.pop(key))
+                    stack.pop()
+                    continue
+                if lv > 1:      # the level below first: where this law starts, then each end
+                    if (lv - 1, at) not in memo:
+                        stack.append((lv - 1, at))
+                        continue
+                    ends = {o[0] for o in memo[(lv - 1, at)] if o != FAIL}
+                    below = [(lv - 1, e) for e in sorted(ends, reverse=True)
+                             if (lv - 1, e) not in memo]
+                    if below:
+                        stack += below
+                        continue
+                got = body(lv, at)
+                if isinstance(got, dict):
+                    memo[key] = got
+                    stack.pop()
+                else:
+                    pending[key] = got
+                    stack += [op[1] for op in reversed(got[1:])
+                              if op[0] is None and op[1] not in memo]
+            return memo[(level, p)]
 
         levels = range(self.d + 1) if k is None else [int(k)]
         result: dict = {}

@@ -52,6 +52,28 @@ def test_exact_law_matches_literal_simulation(cls, grid, gp, noise, pick):
         assert cp_lower(k, runs, alpha) <= law[h] <= cp_upper(k, runs, alpha), (h, k, law[h])
 
 
+def test_exact_law_of_a_stream_that_keeps_agreeing():
+    """2,380 copies of (0, 0) before a noisy tail: the level-1 tournament redraws ~1,190 times
+    before the branches disagree, a chain of laws deeper than Python's recursion limit (the law
+    was a recursion and raised RecursionError here, and on BLM's M with a shared stream, B16,
+    whose stream is the rest of the batch region). The law is the simulation's."""
+    H = make_class("point", 3)
+    N = 2400
+    G = GlobalStableLearner(soa_for(H), GParams(1, N))
+    rng = np.random.default_rng(5)
+    xs = np.concatenate([np.zeros(N - 20, np.int64), rng.integers(0, 3, 21)])
+    ys = np.concatenate([np.zeros(N - 20, np.int8), rng.integers(0, 2, 21).astype(np.int8)])
+    law = G.law(xs, ys)
+    assert abs(sum(law.values()) - 1.0) < 1e-12 and len(law) >= 2
+    runs = 400
+    counts = Counter(G.run(xs, ys, rng) for _ in range(runs))
+    assert set(counts) <= set(law)
+    alpha = 1e-4 / (2 * len(law))
+    for h, p in law.items():
+        k = counts.get(h, 0)
+        assert cp_lower(k, runs, alpha) <= p <= cp_upper(k, runs, alpha), (h, k, p)
+
+
 @pytest.mark.parametrize("cls,grid,alpha_G", [("point", 6, 0.5), ("thr", 3, 0.5), ("thr", 7, 1.0)])
 def test_gadget_batch_makes_G_deterministic(cls, grid, alpha_G):
     H = make_class(cls, grid)
