@@ -46,6 +46,21 @@ def _pad(pair):
             Dataset(np.vstack([b.X, pad.X]), np.concatenate([b.y, pad.y])))
 
 
+def _wrapping(inner, lift):
+    """A wrapper that declares `inner` with `lift` and predicts as `inner` does."""
+    class W:
+        name, claim = "w", inner.claim
+        domain = learner_domain(inner, None, None).points
+
+        def __init__(self):
+            self.inner, self.lift = inner, lift
+
+        def predict(self, data, queries, runs, rng):
+            return inner.predict(data, queries, runs, rng)
+
+    return W()
+
+
 def test_declaration_is_lift_and_a_learner_inner():
     assert declared_inner(_Inner()) is None
     assert declared_inner(_Wrapper(inner=_Inner())) is None      # `inner` alone is not read
@@ -100,17 +115,7 @@ def test_a_lift_that_refuses_everything_leaves_the_wrappers_own_search():
     def refuse(pair):
         raise PrivauditError("no room")
 
-    class W:
-        name, claim = "w", inner.claim
-        domain = learner_domain(inner, None, None).points
-
-        def __init__(self):
-            self.inner, self.lift = inner, refuse
-
-        def predict(self, data, queries, runs, rng):
-            return inner.predict(data, queries, runs, rng)
-
-    w = W()
+    w = _wrapping(inner, refuse)
     out = search(w, claim=inner.claim, explore_runs=1000, confirm_runs=10_000, seed=0,
                  search_runs=200_000)
     info = out.info["inner_search"]
@@ -175,17 +180,7 @@ def test_the_inner_searchs_notes_reach_the_wrappers_result(monkeypatch):
                                       "notes": ["search: a step did not run"]})
         return real(learner, **kw)
 
-    class W:
-        name, claim = "w", inner.claim
-        domain = learner_domain(inner, None, None).points
-
-        def __init__(self):
-            self.inner, self.lift = inner, _pad
-
-        def predict(self, data, queries, runs, rng):
-            return inner.predict(data, queries, runs, rng)
-
     monkeypatch.setattr(search_module, "search", fake)
-    out = search_module.search(W(), claim=inner.claim, explore_runs=1000, confirm_runs=10_000,
+    out = search_module.search(_wrapping(inner, _pad), claim=inner.claim, explore_runs=1000, confirm_runs=10_000,
                                seed=0, search_runs=20_000)
     assert out.info["notes"] == ["inner search (df-cor1): search: a step did not run"]
