@@ -18,6 +18,7 @@ case of the binomial", Biometrika 26 (1934).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import special
@@ -97,7 +98,8 @@ def max_certifiable_epsilon(n: int, confidence: float = 0.95, tests: int = 1,
     return float(epsilon_lower(cp_lower(n, n, a), cp_upper(0, n, a), delta))
 
 
-def runs_to_certify(epsilon: float, ceiling, limit: int = 10 ** 13) -> int | None:
+def runs_to_certify(epsilon: float, ceiling: Callable[[int], float],
+                    limit: int = 10 ** 13) -> int | None:
     """The fewest runs per side ``n`` whose ``ceiling(n)`` (a certifiable-epsilon function
     such as `max_certifiable_epsilon` with the audit's confidence, tests and delta bound in)
     exceeds `epsilon`: below it no confirmation can show a violation of an epsilon-claim, n of

@@ -195,7 +195,7 @@ M_TABLE = {
 }
 M_VARIANTS = describe(M_TABLE)
 MAX_EXACT_ITEMS = 14
-LAW_CACHE = 65_536   # batch laws kept per learner (a few hundred datasets of B16's 258 batches)
+LAW_CACHE = 65_536   # batch laws kept per learner: ~0.7 KB each; 254 datasets of blm-t1's 258 batches
 # Theorem 1's learner: the paper split makes r = 2 overlapping batches realize exactly the claim
 # (r eps / 2 = eps, spec 6.6 B6: "paper-split M ... flagged for r >= 3"), so B6 is audited at r = 3.
 _MASKED = ("; not detectable at any Theorem 1 instance: the wiring picks k with k eta / 2 >= tau + "
