@@ -22,6 +22,9 @@ Two engines compute the same law:
   tournament labels ``y`` and (optionally) the pick; positions advance in steps of ``n``, so the
   table has at most ``(d + 1) (N / n + 1)`` entries. Learners sample G's outputs from this exact
   law, vectorised over runs (spec 5: caching G is allowed only as its exact output distribution).
+  Keyed by the records left rather than the position, the table's entries hold for any stream
+  with the same last records: `SharedSuffix` lends them to the next stream (B16's batch streams
+  each end with the next batch's).
 
 G is **not private** (spec 6.1: eps = infinity): it is only globally stable, i.e. some ``f`` has
 ``Pr[G(S) = f] >= 1/((d+1) 2^(d+1))`` with ``loss_D(f) <= alpha_G`` when ``S ~ D^m`` is realizable.
@@ -142,43 +145,50 @@ class GlobalStableLearner:
         return (out, S, kk) if with_sample else out
 
     # -- exact law ---------------------------------------------------------------------------------
-    def law(self, xs: np.ndarray, ys: np.ndarray, k: int | None = None) -> dict:
+    def law(self, xs: np.ndarray, ys: np.ndarray, k: int | None = None,
+            shared: "SharedSuffix | None" = None) -> dict:
         """G's exact output distribution on the batch: ``{truth-table bytes or FAIL: prob}``.
 
-        ``k`` fixes the level (default: uniform on ``{0..d}``, as G does). Raises
-        `PrivauditError` when the enumeration would exceed `MAX_LAW_WORK` pair evaluations.
+        ``k`` fixes the level (default: uniform on ``{0..d}``, as G does). ``shared`` lends the
+        laws of ``D~_level`` computed on earlier streams with a common suffix (`SharedSuffix`);
+        the result is the same to the bit with or without it. Raises `PrivauditError` when the
+        enumeration would exceed `MAX_LAW_WORK` new pair evaluations.
         """
         self._check_batch(xs)
         soa = self.soa
         n, N = self.p.n, self.p.N
         if self.d == 0:
             return {soa.hyp(soa.init): 1.0}
-        feeds: dict[tuple[State, int], State] = {}
+        shared = SharedSuffix() if shared is None else shared
+        shared.align(xs[:N], ys[:N])
+        # positions are counted as the records left in the stream (r = N - position): a law of
+        # D~_level depends only on the stream from where it starts, so streams that end alike
+        # share it under the same key
+        feeds, memo = shared.feeds, shared.memo
         work = [0]
 
-        def fed(st: State, a: int) -> State:
-            key = (st, a)
+        def fed(st: State, r: int) -> State:
+            key = (st, r)
             out = feeds.get(key)
             if out is None:
+                a = N - r
                 out = soa.feed(st, xs[a:a + n], ys[a:a + n])
                 feeds[key] = out
             return out
 
-        memo: dict[tuple[int, int], dict] = {}
-
-        def lower(level: int, p: int) -> dict:
-            """The law of D~_level from position p at a level below the one computed: there
+        def lower(level: int, r: int) -> dict:
+            """The law of D~_level with r records left at a level below the one computed: there
             first (`dist`), or level 0."""
             if level == 0:
-                return {(p, soa.init): 1.0}
-            return memo[(level, p)]
+                return {(r, soa.init): 1.0}
+            return memo[(level, r)]
 
-        def body(level: int, p: int) -> dict | list:
-            """Law of (end position, state) of D~_level started at stream position p; FAIL key.
-            Needs the level-1 laws it reads in `memo`. Where it also needs a law of its own
-            level further on that `memo` lacks, it returns instead the sums made so far and,
-            in order, every addition from there on -- a later law's as ``(None, key, w)`` --
-            for `replay` once those laws are there: the recursion's sums in the recursion's
+        def body(level: int, r: int) -> dict | list:
+            """Law of (records left at the end, state) of D~_level started with r records left;
+            FAIL key. Needs the level-1 laws it reads in `memo`. Where it also needs a law of
+            its own level further on that `memo` lacks, it returns instead the sums made so far
+            and, in order, every addition from there on -- a later law's as ``(None, key, w)``
+            -- for `replay` once those laws are there: the recursion's sums in the recursion's
             order, with the tournament itself evaluated once."""
             out: dict = {}
             ops: list | None = None          # after the first missing law: additions in order
@@ -190,7 +200,7 @@ class GlobalStableLearner:
                 else:
                     ops.append((o, v))
 
-            for o0, w0 in lower(level - 1, p).items():
+            for o0, w0 in lower(level - 1, r).items():
                 if o0 == FAIL:
                     put(FAIL, w0)
                     continue
@@ -204,15 +214,15 @@ class GlobalStableLearner:
                         raise PrivauditError("G's exact law is too costly to enumerate on this batch "
                                              f"(more than {MAX_LAW_WORK} branch pairs); use run()")
                     a = o1[0]
-                    if a + 2 * n > N:
+                    if a < 2 * n:
                         put(FAIL, w)
                         continue
-                    st0, st1 = fed(o0[1], a), fed(o1[1], a + n)
+                    st0, st1 = fed(o0[1], a), fed(o1[1], a - n)
                     f0 = np.frombuffer(soa.hyp(st0), np.int8)
                     f1 = np.frombuffer(soa.hyp(st1), np.int8)
                     dis = np.flatnonzero(f0 != f1)
                     if dis.size == 0:                      # (iii): redraw everything, further on
-                        later = (level, a + 2 * n)
+                        later = (level, a - 2 * n)
                         if ops is None and later not in memo:
                             ops = [dict(out)]
                         if ops is None:
@@ -225,7 +235,7 @@ class GlobalStableLearner:
                     for x in picks.tolist():
                         for y in (0, 1):
                             st = soa.step(st0, x, y) if f0[x] != y else soa.step(st1, x, y)
-                            put((a + 2 * n, st), w * 0.5 / picks.size)
+                            put((a - 2 * n, st), w * 0.5 / picks.size)
             work[0] += pairs
             return out if ops is None else ops
 
@@ -240,16 +250,16 @@ class GlobalStableLearner:
                     out[op[0]] = out.get(op[0], 0.0) + op[1]
             return out
 
-        def dist(level: int, p: int) -> dict:
+        def dist(level: int, r: int) -> dict:
             """`body` with its dependencies first, on a stack of its own: a stream that keeps
             agreeing redraws N / 2n times at one level (BLM's M with a shared stream, B16: N is
             the rest of the batch region), deeper than Python's recursion allows. A law is
             computed once and depends only on laws further on or a level down (no cycles), so
             the result is the recursion's, sum for sum."""
             if level == 0:
-                return lower(0, p)
+                return lower(0, r)
             pending: dict = {}               # key -> its additions, waiting for later laws
-            stack = [(level, p)]
+            stack = [(level, r)]
             while stack:
                 key = stack[-1]
                 if key in memo:
@@ -265,8 +275,7 @@ class GlobalStableLearner:
                         stack.append((lv - 1, at))
                         continue
                     ends = {o[0] for o in memo[(lv - 1, at)] if o != FAIL}
-                    below = [(lv - 1, e) for e in sorted(ends, reverse=True)
-                             if (lv - 1, e) not in memo]
+                    below = [(lv - 1, e) for e in sorted(ends) if (lv - 1, e) not in memo]
                     if below:
                         stack += below
                         continue
@@ -278,13 +287,19 @@ class GlobalStableLearner:
                     pending[key] = got
                     stack += [op[1] for op in reversed(got[1:])
                               if op[0] is None and op[1] not in memo]
-            return memo[(level, p)]
+            return memo[(level, r)]
 
         levels = range(self.d + 1) if k is None else [int(k)]
+        tail: dict[State, bytes] = {}        # SOA(S o T): T is this batch's, never shared
         result: dict = {}
         for level in levels:
-            for o, w in dist(level, 0).items():
-                h = FAIL if o == FAIL else soa.hyp(fed(o[1], N))
+            for o, w in dist(level, N).items():
+                if o == FAIL:
+                    h = FAIL
+                else:
+                    h = tail.get(o[1])
+                    if h is None:
+                        h = tail[o[1]] = soa.hyp(soa.feed(o[1], xs[N:N + n], ys[N:N + n]))
                 result[h] = result.get(h, 0.0) + w / len(levels)
         return result
 
@@ -293,4 +308,37 @@ class GlobalStableLearner:
             raise PrivauditError(f"G needs a batch of m = N + n = {self.p.m} examples, got {len(xs)}")
 
 
-__all__ = ["GlobalStableLearner", "GParams", "paper_params", "FAIL"]
+class SharedSuffix:
+    """The laws of ``D~_level`` that `GlobalStableLearner.law` computed, for streams to come.
+
+    A law keyed by (level, records left) depends only on the stream's last records, so a later
+    stream may reuse every law whose records it ends with: BLM's M with a shared stream (B16)
+    gives batch ``i`` the stream ``S_i[0:N]`` followed by batches ``i+1 .. k-1`` whole, which ends
+    with batch ``i+1``'s stream from ``N`` on -- computed from the last batch back, each batch
+    adds the laws of its own first ``N + m`` records only, instead of its whole stream. `align`
+    keeps what the new stream's common suffix with the last one covers and drops the rest.
+    """
+
+    def __init__(self) -> None:
+        self.memo: dict = {}
+        self.feeds: dict = {}
+        self._xs = np.empty(0, np.int64)
+        self._ys = np.empty(0, np.int8)
+
+    def align(self, xs: np.ndarray, ys: np.ndarray) -> None:
+        """Make the laws held valid for the stream ``(xs, ys)``."""
+        c = min(len(xs), len(self._xs))
+        if c:
+            same = (xs[len(xs) - c:] == self._xs[len(self._xs) - c:]) & \
+                   (ys[len(ys) - c:] == self._ys[len(self._ys) - c:])
+            bad = np.flatnonzero(~same)
+            if bad.size:
+                c -= int(bad[-1]) + 1
+        if c < len(self._xs):
+            # a law with r records left reads the stream's last r (a feed: r down to r - n)
+            self.memo = {key: v for key, v in self.memo.items() if key[1] <= c}
+            self.feeds = {key: v for key, v in self.feeds.items() if key[1] <= c}
+        self._xs, self._ys = np.array(xs, copy=True), np.array(ys, copy=True)
+
+
+__all__ = ["GlobalStableLearner", "GParams", "paper_params", "FAIL", "SharedSuffix"]
