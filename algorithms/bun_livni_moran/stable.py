@@ -160,7 +160,7 @@ class GlobalStableLearner:
         if self.d == 0:
             return {soa.hyp(soa.init): 1.0}
         shared = SharedSuffix() if shared is None else shared
-        shared.align(xs[:N], ys[:N])
+        shared.align(xs[:N], ys[:N], (id(soa), n, self.p.pick))
         # positions are counted as the records left in the stream (r = N - position): a law of
         # D~_level depends only on the stream from where it starts, so streams that end alike
         # share it under the same key
@@ -324,9 +324,16 @@ class SharedSuffix:
         self.feeds: dict = {}
         self._xs = np.empty(0, np.int64)
         self._ys = np.empty(0, np.int8)
+        self._rule: tuple | None = None
 
-    def align(self, xs: np.ndarray, ys: np.ndarray) -> None:
-        """Make the laws held valid for the stream ``(xs, ys)``."""
+    def align(self, xs: np.ndarray, ys: np.ndarray, rule: tuple = ()) -> None:
+        """Make the laws held valid for the stream ``(xs, ys)`` read under ``rule`` (the SOA,
+        chunk size n and pick rule of the G reading it: a law under another rule is another law,
+        so a change of rule drops everything)."""
+        if rule != self._rule:
+            self.memo, self.feeds, self._rule = {}, {}, rule
+            self._xs = np.empty(0, np.int64)
+            self._ys = np.empty(0, np.int8)
         c = min(len(xs), len(self._xs))
         if c:
             same = (xs[len(xs) - c:] == self._xs[len(self._xs) - c:]) & \

@@ -119,7 +119,13 @@ def test_laws_shared_across_streams_that_end_alike_are_the_fresh_laws_to_the_bit
                 np.concatenate([rng.integers(0, 2, 30).astype(np.int8), ys[-30:]])
             assert Go.law(*half, shared=shared) == Go.law(*half)
     assert any(len(law) >= 2 for law in fresh)
-    assert feeds[0] < fresh_feeds / 2, (feeds[0], fresh_feeds)   # 199 against 614, with the unrelated streams
+    # the same records under another class (or chunk size, pick rule) are another law:
+    # nothing may be borrowed
+    G, xs, ys = stream(0)
+    flip = GlobalStableLearner(soa_for(make_class("thr", 3)), GParams(n, G.p.N, pick))
+    assert flip.law(xs, ys) != fresh[0]
+    assert flip.law(xs, ys, shared=shared) == flip.law(xs, ys)
+    assert feeds[0] < fresh_feeds / 2, (feeds[0], fresh_feeds)   # ~200 against 614, with the unrelated streams
 
 
 @pytest.mark.parametrize("cls,grid,alpha_G", [("point", 6, 0.5), ("thr", 3, 0.5), ("thr", 7, 1.0)])
